@@ -1,0 +1,36 @@
+//! BLAKE2b-256, the hash behind every id of both generations.
+
+use blake2::digest::consts::U32;
+use blake2::{Blake2b, Digest};
+
+/// The BLAKE2b hasher with a 256-bit output.
+pub type Blake2b256 = Blake2b<U32>;
+
+/// BLAKE2b-256 of `data`.
+#[inline]
+pub fn blake2b256(data: &[u8]) -> [u8; 32] {
+    Blake2b256::digest(data).into()
+}
+
+/// BLAKE2b-256 over several parts, as if concatenated.
+#[inline]
+pub fn blake2b256_parts(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = Blake2b256::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_input_hash_is_the_known_value() {
+        assert_eq!(
+            hex::encode(blake2b256(b"")),
+            "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"
+        );
+    }
+}

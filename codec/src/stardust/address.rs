@@ -1,0 +1,166 @@
+//! Addresses (TIP-18): Ed25519 (0), Alias (8), NFT (16); 33 bytes each.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::types::{tagged, Hash32};
+use crate::wire::{Codec, Reader};
+
+/// An address: a type byte and a 32-byte identifier.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Address<'a> {
+    /// BLAKE2b-256 of an Ed25519 public key.
+    Ed25519(Hash32<'a>),
+    /// The id of an alias output.
+    Alias(Hash32<'a>),
+    /// The id of an NFT output.
+    Nft(Hash32<'a>),
+}
+
+impl<'a> Address<'a> {
+    /// Wire type of Ed25519 addresses.
+    pub const ED25519: u8 = 0;
+    /// Wire type of alias addresses.
+    pub const ALIAS: u8 = 8;
+    /// Wire type of NFT addresses.
+    pub const NFT: u8 = 16;
+    /// Serialized length.
+    pub const LEN: usize = 33;
+
+    /// The type byte.
+    pub fn kind(&self) -> u8 {
+        match self {
+            Self::Ed25519(_) => Self::ED25519,
+            Self::Alias(_) => Self::ALIAS,
+            Self::Nft(_) => Self::NFT,
+        }
+    }
+
+    /// The 32 bytes after the type.
+    pub fn id(&self) -> &[u8; 32] {
+        match self {
+            Self::Ed25519(h) | Self::Alias(h) | Self::Nft(h) => h.as_array(),
+        }
+    }
+
+    /// The 33 wire bytes.
+    pub fn to_array(&self) -> [u8; 33] {
+        let mut a = [0u8; 33];
+        a[0] = self.kind();
+        a[1..].copy_from_slice(self.id());
+        a
+    }
+
+    /// Detaches from the input buffer.
+    pub fn into_owned(self) -> Address<'static> {
+        match self {
+            Self::Ed25519(h) => Address::Ed25519(h.into_owned()),
+            Self::Alias(h) => Address::Alias(h.into_owned()),
+            Self::Nft(h) => Address::Nft(h.into_owned()),
+        }
+    }
+
+    /// Bech32 (BIP-173) form with the given human-readable part.
+    ///
+    /// # Errors
+    /// An invalid human-readable part.
+    pub fn to_bech32(&self, hrp: &str) -> Result<String> {
+        let hrp = bech32::Hrp::parse(hrp).map_err(|e| Error::invalid(format!("bech32 hrp: {e}")))?;
+        bech32::encode::<bech32::Bech32>(hrp, &self.to_array())
+            .map_err(|e| Error::invalid(format!("bech32: {e}")))
+    }
+
+    /// Parses a bech32 address; returns the human-readable part too.
+    ///
+    /// # Errors
+    /// Bad bech32, or bytes that are not an address.
+    pub fn from_bech32(s: &str) -> Result<(String, Address<'static>)> {
+        let (hrp, data) = bech32::decode(s).map_err(|e| Error::invalid(format!("bech32: {e}")))?;
+        let addr = Address::decode(&data)?.into_owned();
+        Ok((hrp.to_string(), addr))
+    }
+}
+
+impl<'a> Codec<'a> for Address<'a> {
+    fn read(r: &mut Reader<'a>) -> Result<Self> {
+        let kind = r.u8()?;
+        let id = Hash32::borrowed(r.array::<32>()?);
+        Ok(match kind {
+            Self::ED25519 => Self::Ed25519(id),
+            Self::ALIAS => Self::Alias(id),
+            Self::NFT => Self::Nft(id),
+            t => return Err(Error::new(ErrorKind::UnknownType(t.into())).at("address")),
+        })
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.kind());
+        out.extend_from_slice(self.id());
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Ed25519Json<'a> {
+    #[serde(rename = "pubKeyHash")]
+    pub_key_hash: Hash32<'a>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AliasJson<'a> {
+    #[serde(rename = "aliasId")]
+    alias_id: Hash32<'a>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NftJson<'a> {
+    #[serde(rename = "nftId")]
+    nft_id: Hash32<'a>,
+}
+
+impl Serialize for Address<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Ed25519(h) => tagged::serialize(s, 0, &Ed25519Json { pub_key_hash: h.clone() }),
+            Self::Alias(h) => tagged::serialize(s, 8, &AliasJson { alias_id: h.clone() }),
+            Self::Nft(h) => tagged::serialize(s, 16, &NftJson { nft_id: h.clone() }),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Address<'_> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (ty, rest) = tagged::split(d)?;
+        Ok(match ty {
+            0 => Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash),
+            8 => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),
+            16 => Self::Nft(tagged::rest::<D, NftJson<'static>>(rest)?.nft_id),
+            t => return Err(serde::de::Error::custom(format!("unknown address type {t}"))),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_unknown_address_type() {
+        let mut b = vec![1u8];
+        b.extend_from_slice(&[0; 32]);
+        assert!(matches!(Address::decode(&b).unwrap_err().kind(), ErrorKind::UnknownType(1)));
+    }
+
+    #[test]
+    fn round_trips_json_and_bytes() {
+        let mut b = vec![8u8];
+        b.extend_from_slice(&[7; 32]);
+        let a = Address::decode(&b).unwrap();
+        let j = serde_json::to_string(&a).unwrap();
+        assert_eq!(j, format!("{{\"type\":8,\"aliasId\":\"0x{}\"}}", "07".repeat(32)));
+        let back: Address<'static> = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.to_bytes(), b);
+    }
+}

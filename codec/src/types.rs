@@ -1,0 +1,324 @@
+//! Shared primitives of both block generations: byte strings and fixed
+//! arrays that borrow or own, hex and number JSON conventions, uint256.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+
+/// Parses `0x`-prefixed hex in either case. `""` and `"0x"` are empty.
+///
+/// # Errors
+/// A missing `0x` prefix or a non-hex digit.
+pub fn parse_hex(s: &str) -> Result<Vec<u8>> {
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or_else(|| Error::invalid(format!("hex string {s:?} does not start with 0x")))?;
+    hex::decode(digits).map_err(|e| Error::invalid(format!("invalid hex {s:?}: {e}")))
+}
+
+/// Parses hex that must be exactly `N` bytes.
+///
+/// # Errors
+/// Bad hex, or the wrong length.
+pub fn parse_hex_array<const N: usize>(s: &str) -> Result<[u8; N]> {
+    let v = parse_hex(s)?;
+    let got = v.len();
+    v.try_into()
+        .map_err(|_| Error::invalid(format!("expected {N} bytes of hex, got {got}: {s:?}")))
+}
+
+/// Lowercase `0x` hex.
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + bytes.len() * 2);
+    s.push_str("0x");
+    s.push_str(&hex::encode(bytes));
+    s
+}
+
+/// A variable-length byte string: borrowed from the wire, or owned.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Bytes<'a>(pub Cow<'a, [u8]>);
+
+impl<'a> Bytes<'a> {
+    /// Borrows `b`.
+    pub fn borrowed(b: &'a [u8]) -> Self {
+        Self(Cow::Borrowed(b))
+    }
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Detaches from the input buffer.
+    pub fn into_owned(self) -> Bytes<'static> {
+        Bytes(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+impl From<Vec<u8>> for Bytes<'static> {
+    fn from(v: Vec<u8>) -> Self {
+        Self(Cow::Owned(v))
+    }
+}
+
+impl fmt::Debug for Bytes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&to_hex(&self.0))
+    }
+}
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&to_hex(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes<'_> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = Cow::<'de, str>::deserialize(d)?;
+        parse_hex(&s).map(|v| Bytes(Cow::Owned(v))).map_err(D::Error::custom)
+    }
+}
+
+/// A fixed-size byte array (ids, keys, hashes): a view into the wire, or owned.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fixed<'a, const N: usize>(pub Cow<'a, [u8; N]>);
+
+/// 32-byte ids and hashes.
+pub type Hash32<'a> = Fixed<'a, 32>;
+
+impl<'a, const N: usize> Fixed<'a, N> {
+    /// Borrows `b`.
+    pub fn borrowed(b: &'a [u8; N]) -> Self {
+        Self(Cow::Borrowed(b))
+    }
+    /// Owns `b`.
+    pub fn owned(b: [u8; N]) -> Fixed<'static, N> {
+        Fixed(Cow::Owned(b))
+    }
+    /// All zero.
+    pub fn zero() -> Fixed<'static, N> {
+        Fixed(Cow::Owned([0; N]))
+    }
+    /// True when all bytes are zero.
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|b| *b == 0)
+    }
+    /// The bytes.
+    pub fn as_array(&self) -> &[u8; N] {
+        &self.0
+    }
+    /// A copy of the bytes.
+    pub fn to_array(&self) -> [u8; N] {
+        *self.0
+    }
+    /// Detaches from the input buffer.
+    pub fn into_owned(self) -> Fixed<'static, N> {
+        Fixed(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+impl<const N: usize> From<[u8; N]> for Fixed<'static, N> {
+    fn from(v: [u8; N]) -> Self {
+        Self(Cow::Owned(v))
+    }
+}
+
+impl<const N: usize> fmt::Debug for Fixed<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&to_hex(&self.0[..]))
+    }
+}
+
+impl<const N: usize> fmt::Display for Fixed<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&to_hex(&self.0[..]))
+    }
+}
+
+impl<const N: usize> Serialize for Fixed<'_, N> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&to_hex(&self.0[..]))
+    }
+}
+
+impl<'de, const N: usize> Deserialize<'de> for Fixed<'_, N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = Cow::<'de, str>::deserialize(d)?;
+        parse_hex_array::<N>(&s).map(|a| Fixed(Cow::Owned(a))).map_err(D::Error::custom)
+    }
+}
+
+/// A list of fixed-size arrays (e.g. parents): one zerocopy slice of the wire.
+pub type FixedList<'a, const N: usize> = Cow<'a, [[u8; N]]>;
+
+/// Serde for `FixedList` as a JSON array of hex strings.
+pub mod fixed_list {
+    use super::*;
+    use serde::ser::SerializeSeq;
+
+    /// Serializes as `["0x…", …]`.
+    pub fn serialize<S: Serializer, const N: usize>(v: &[[u8; N]], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(v.len()))?;
+        for a in v {
+            seq.serialize_element(&to_hex(a))?;
+        }
+        seq.end()
+    }
+
+    /// Deserializes from `["0x…", …]`.
+    pub fn deserialize<'de, 'a, D: Deserializer<'de>, const N: usize>(
+        d: D,
+    ) -> Result<Cow<'a, [[u8; N]]>, D::Error> {
+        let v = Vec::<Cow<'de, str>>::deserialize(d)?;
+        v.iter()
+            .map(|s| parse_hex_array::<N>(s).map_err(D::Error::custom))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Cow::Owned)
+    }
+}
+
+/// Serde for `u64` as a decimal string (amounts, nonce, network id).
+pub mod u64_str {
+    use super::*;
+
+    /// Serializes as `"123"`.
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    /// Deserializes from `"123"` (a JSON number is accepted too).
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum S<'a> {
+            Str(Cow<'a, str>),
+            Num(u64),
+        }
+        match S::deserialize(d)? {
+            S::Num(n) => Ok(n),
+            S::Str(s) => {
+                if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(D::Error::custom(format!("{s:?} is not a decimal u64")));
+                }
+                s.parse::<u64>().map_err(|_| D::Error::custom(format!("{s:?} does not fit in u64")))
+            }
+        }
+    }
+}
+
+/// A 256-bit unsigned integer: 32 bytes little endian on the wire,
+/// `0x` + big-endian hex without leading zeros in JSON.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct U256(pub primitive_types::U256);
+
+impl U256 {
+    /// Zero.
+    pub const ZERO: Self = Self(primitive_types::U256::zero());
+
+    /// From the 32-byte little-endian wire form.
+    pub fn from_le(b: &[u8; 32]) -> Self {
+        Self(primitive_types::U256::from_little_endian(b))
+    }
+
+    /// The 32-byte little-endian wire form.
+    pub fn to_le(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        self.0.to_little_endian(&mut b);
+        b
+    }
+
+    /// True when zero.
+    pub fn is_zero(&self) -> bool {
+        self.0.is_zero()
+    }
+}
+
+impl From<u64> for U256 {
+    fn from(v: u64) -> Self {
+        Self(v.into())
+    }
+}
+
+impl fmt::Debug for U256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+impl Serialize for U256 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{:#x}", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for U256 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = Cow::<'de, str>::deserialize(d)?;
+        let digits = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .ok_or_else(|| D::Error::custom(format!("uint256 {s:?} does not start with 0x")))?;
+        if digits.is_empty() || digits.len() > 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(D::Error::custom(format!("invalid uint256 hex {s:?}")));
+        }
+        if digits.len() > 1 && digits.starts_with('0') {
+            return Err(D::Error::custom(format!("uint256 {s:?} has leading zeros")));
+        }
+        primitive_types::U256::from_str_radix(digits, 16)
+            .map(Self)
+            .map_err(|_| D::Error::custom(format!("invalid uint256 hex {s:?}")))
+    }
+}
+
+/// Serde helpers for enums tagged by a numeric `"type"` field.
+pub mod tagged {
+    use super::*;
+    use serde::de::DeserializeOwned;
+
+    #[derive(Serialize)]
+    struct Tagged<'t, T: Serialize> {
+        #[serde(rename = "type")]
+        ty: u32,
+        #[serde(flatten)]
+        inner: &'t T,
+    }
+
+    /// Serializes `inner` as an object with `"type": ty` first.
+    pub fn serialize<S: Serializer, T: Serialize>(s: S, ty: u32, inner: &T) -> Result<S::Ok, S::Error> {
+        Tagged { ty, inner }.serialize(s)
+    }
+
+    /// Reads an object and splits off its numeric `"type"`.
+    pub fn split<'de, D: Deserializer<'de>>(d: D) -> Result<(u32, serde_json::Value), D::Error> {
+        let mut v = serde_json::Value::deserialize(d)?;
+        let obj = v.as_object_mut().ok_or_else(|| D::Error::custom("expected a JSON object"))?;
+        let ty = obj
+            .remove("type")
+            .ok_or_else(|| D::Error::custom("missing field `type`"))?
+            .as_u64()
+            .and_then(|t| u32::try_from(t).ok())
+            .ok_or_else(|| D::Error::custom("field `type` is not a number"))?;
+        Ok((ty, v))
+    }
+
+    /// Deserializes the rest of a tagged object as `T`.
+    pub fn rest<'de, D: Deserializer<'de>, T: DeserializeOwned>(v: serde_json::Value) -> Result<T, D::Error> {
+        serde_json::from_value(v).map_err(D::Error::custom)
+    }
+}

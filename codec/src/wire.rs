@@ -1,0 +1,322 @@
+//! The decode/encode boundary: [`Reader`], [`Codec`] and declared length prefixes.
+//!
+//! Every wire type implements [`Codec`] once: `read` borrows from the input
+//! (no byte is copied; fixed-size parts are zerocopy views) and `encode`
+//! appends the exact bytes. nom does the primitive parsing inside the reader;
+//! its error type never leaves this module.
+
+use std::borrow::Cow;
+
+use nom::number::complete::{le_u16, le_u32, le_u64, le_u8};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Width of a length or count prefix on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefix {
+    /// One byte.
+    U8,
+    /// Two bytes, little endian.
+    U16,
+    /// Four bytes, little endian.
+    U32,
+}
+
+/// A length- or count-prefixed field: prefix width and the allowed range.
+///
+/// The limits are data, so the decoder checks them before it takes or
+/// allocates anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Len {
+    /// Prefix width.
+    pub prefix: Prefix,
+    /// Smallest allowed value.
+    pub min: usize,
+    /// Largest allowed value.
+    pub max: usize,
+}
+
+impl Len {
+    /// A prefix with the given range.
+    pub const fn new(prefix: Prefix, min: usize, max: usize) -> Self {
+        Self { prefix, min, max }
+    }
+
+    /// Checks `n` against the range.
+    #[inline]
+    pub fn check(&self, n: usize) -> Result<()> {
+        if n < self.min || n > self.max {
+            return Err(ErrorKind::CountOutOfRange { min: self.min, max: self.max, got: n }.into());
+        }
+        Ok(())
+    }
+
+    /// Writes `n` as this prefix. `n` must already be in range.
+    #[inline]
+    pub fn put(&self, n: usize, out: &mut Vec<u8>) {
+        match self.prefix {
+            Prefix::U8 => out.push(n as u8),
+            Prefix::U16 => out.extend_from_slice(&(n as u16).to_le_bytes()),
+            Prefix::U32 => out.extend_from_slice(&(n as u32).to_le_bytes()),
+        }
+    }
+
+    /// Bytes the prefix itself takes.
+    pub const fn width(&self) -> usize {
+        match self.prefix {
+            Prefix::U8 => 1,
+            Prefix::U16 => 2,
+            Prefix::U32 => 4,
+        }
+    }
+}
+
+/// A cursor over borrowed input.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+#[inline]
+fn end<E>(_: nom::Err<E>, needed: usize) -> Error {
+    ErrorKind::UnexpectedEnd { needed }.into()
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    /// Bytes not yet read.
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Number of bytes not yet read.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
+    /// Position from the start of this reader's buffer.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes consumed since position `from`.
+    #[inline]
+    pub fn since(&self, from: usize) -> &'a [u8] {
+        self.buf.get(from..self.pos).unwrap_or_default()
+    }
+
+    #[inline]
+    fn advance_to(&mut self, rest: &'a [u8]) {
+        self.pos = self.buf.len() - rest.len();
+    }
+
+    /// Fails unless every byte was read.
+    #[inline]
+    pub fn finish(&self) -> Result<()> {
+        match self.remaining() {
+            0 => Ok(()),
+            n => Err(ErrorKind::TrailingBytes(n).into()),
+        }
+    }
+
+    /// Reads a `u8`.
+    #[inline]
+    pub fn u8(&mut self) -> Result<u8> {
+        let (rest, v) = le_u8::<_, nom::error::Error<&[u8]>>(self.rest()).map_err(|e| end(e, 1))?;
+        self.advance_to(rest);
+        Ok(v)
+    }
+
+    /// Reads a little-endian `u16`.
+    #[inline]
+    pub fn u16(&mut self) -> Result<u16> {
+        let (rest, v) = le_u16::<_, nom::error::Error<&[u8]>>(self.rest())
+            .map_err(|e| end(e, 2 - self.remaining().min(2)))?;
+        self.advance_to(rest);
+        Ok(v)
+    }
+
+    /// Reads a little-endian `u32`.
+    #[inline]
+    pub fn u32(&mut self) -> Result<u32> {
+        let (rest, v) = le_u32::<_, nom::error::Error<&[u8]>>(self.rest())
+            .map_err(|e| end(e, 4 - self.remaining().min(4)))?;
+        self.advance_to(rest);
+        Ok(v)
+    }
+
+    /// Reads a little-endian `u64`.
+    #[inline]
+    pub fn u64(&mut self) -> Result<u64> {
+        let (rest, v) = le_u64::<_, nom::error::Error<&[u8]>>(self.rest())
+            .map_err(|e| end(e, 8 - self.remaining().min(8)))?;
+        self.advance_to(rest);
+        Ok(v)
+    }
+
+    /// Takes `n` bytes.
+    #[inline]
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let (rest, v) = nom::bytes::complete::take::<_, _, nom::error::Error<&[u8]>>(n)(self.rest())
+            .map_err(|e| end(e, n - self.remaining().min(n)))?;
+        self.advance_to(rest);
+        Ok(v)
+    }
+
+    /// Takes `N` bytes as an array reference.
+    #[inline]
+    pub fn array<const N: usize>(&mut self) -> Result<&'a [u8; N]> {
+        self.view::<[u8; N]>()
+    }
+
+    /// Takes a fixed-layout wire struct as a zerocopy view.
+    #[inline]
+    pub fn view<T: FromBytes + KnownLayout + Immutable + Unaligned>(&mut self) -> Result<&'a T> {
+        let size = core::mem::size_of::<T>();
+        let bytes = self.take(size)?;
+        T::ref_from_bytes(bytes).map_err(|_| ErrorKind::UnexpectedEnd { needed: size }.into())
+    }
+
+    /// Takes `count` fixed-layout elements as one zerocopy slice.
+    #[inline]
+    pub fn slice_of<T: FromBytes + KnownLayout + Immutable + Unaligned>(
+        &mut self,
+        count: usize,
+    ) -> Result<&'a [T]> {
+        let size = core::mem::size_of::<T>().saturating_mul(count);
+        let bytes = self.take(size)?;
+        <[T]>::ref_from_bytes(bytes).map_err(|_| ErrorKind::UnexpectedEnd { needed: size }.into())
+    }
+
+    /// Reads a prefix and checks it against `len`'s range.
+    #[inline]
+    pub fn len(&mut self, len: &Len) -> Result<usize> {
+        let n = match len.prefix {
+            Prefix::U8 => self.u8()? as usize,
+            Prefix::U16 => self.u16()? as usize,
+            Prefix::U32 => self.u32()? as usize,
+        };
+        len.check(n)?;
+        Ok(n)
+    }
+
+    /// Reads a length-prefixed byte string.
+    #[inline]
+    pub fn prefixed(&mut self, len: &Len) -> Result<&'a [u8]> {
+        let n = self.len(len)?;
+        self.take(n)
+    }
+
+    /// A sub-reader over the next `n` bytes; this reader moves past them.
+    #[inline]
+    pub fn sub(&mut self, n: usize) -> Result<Reader<'a>> {
+        Ok(Reader::new(self.take(n)?))
+    }
+}
+
+/// A wire type: read borrows from the input, encode appends the exact bytes.
+pub trait Codec<'a>: Sized {
+    /// Reads and syntactically validates one value.
+    ///
+    /// # Errors
+    /// The broken rule, with its location inside the value.
+    fn read(r: &mut Reader<'a>) -> Result<Self>;
+
+    /// Appends the wire bytes.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// The wire bytes as a new vector.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.encode(&mut v);
+        v
+    }
+
+    /// Decodes a value that must span all of `bytes` (no trailing bytes).
+    ///
+    /// # Errors
+    /// Any decode error, or [`ErrorKind::TrailingBytes`].
+    fn decode(bytes: &'a [u8]) -> Result<Self> {
+        let mut r = Reader::new(bytes);
+        let v = Self::read(&mut r)?;
+        r.finish()?;
+        Ok(v)
+    }
+}
+
+/// Reads an optional payload: a `u32` byte length (0 = none), then exactly
+/// that many bytes, which `read` must consume completely.
+///
+/// # Errors
+/// The inner error, or [`ErrorKind::LengthMismatch`] when `read` consumed
+/// fewer bytes than declared.
+pub fn read_optional<'a, T>(
+    r: &mut Reader<'a>,
+    read: impl FnOnce(&mut Reader<'a>) -> Result<T>,
+) -> Result<Option<T>> {
+    let n = r.u32()? as usize;
+    if n == 0 {
+        return Ok(None);
+    }
+    let mut sub = r.sub(n)?;
+    let v = read(&mut sub)?;
+    if sub.remaining() != 0 {
+        return Err(ErrorKind::LengthMismatch { declared: n, actual: sub.position() }.into());
+    }
+    Ok(Some(v))
+}
+
+/// Writes an optional payload with its `u32` byte length (0 when absent).
+pub fn write_optional<T>(v: Option<&T>, out: &mut Vec<u8>, encode: impl FnOnce(&T, &mut Vec<u8>)) {
+    match v {
+        None => out.extend_from_slice(&0u32.to_le_bytes()),
+        Some(v) => {
+            let at = out.len();
+            out.extend_from_slice(&[0; 4]);
+            encode(v, out);
+            let n = (out.len() - at - 4) as u32;
+            out[at..at + 4].copy_from_slice(&n.to_le_bytes());
+        }
+    }
+}
+
+/// Checks that consecutive elements are strictly ascending (which also
+/// rules out duplicates): `Err(NotSorted)` for a descent, `Err(Duplicate)`
+/// for an equal pair.
+///
+/// # Errors
+/// As above, located at the offending index of `list`.
+pub fn check_strictly_ascending<T: Ord>(
+    items: impl IntoIterator<Item = T>,
+    list: &'static str,
+    what: &'static str,
+) -> Result<()> {
+    let mut prev: Option<T> = None;
+    for (i, item) in items.into_iter().enumerate() {
+        if let Some(p) = &prev {
+            match p.cmp(&item) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => {
+                    return Err(Error::new(ErrorKind::Duplicate(what)).at_index(list, i))
+                }
+                std::cmp::Ordering::Greater => {
+                    return Err(Error::new(ErrorKind::NotSorted(what)).at_index(list, i))
+                }
+            }
+        }
+        prev = Some(item);
+    }
+    Ok(())
+}
+
+/// Borrowed or owned bytes: decoding borrows, the owned model owns.
+pub type CowBytes<'a> = Cow<'a, [u8]>;

@@ -1,0 +1,1 @@
+//! The node's state: block log, tangle, ledger, rich list, coordinator.
