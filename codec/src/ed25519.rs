@@ -8,5 +8,6 @@ pub fn verify(public_key: &[u8; 32], message: &[u8], signature: &[u8; 64]) -> bo
     let Ok(vk) = ed25519_zebra::VerificationKey::try_from(*public_key) else {
         return false;
     };
-    vk.verify(&ed25519_zebra::Signature::from(*signature), message).is_ok()
+    vk.verify(&ed25519_zebra::Signature::from(*signature), message)
+        .is_ok()
 }

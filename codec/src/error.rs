@@ -75,7 +75,10 @@ pub struct Error {
 impl Error {
     /// An error at the current location.
     pub fn new(kind: ErrorKind) -> Self {
-        Self { path: Vec::new(), kind }
+        Self {
+            path: Vec::new(),
+            kind,
+        }
     }
 
     /// A rule broken, in plain words.

@@ -91,7 +91,9 @@ impl Serialize for Bytes<'_> {
 impl<'de> Deserialize<'de> for Bytes<'_> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = Cow::<'de, str>::deserialize(d)?;
-        parse_hex(&s).map(|v| Bytes(Cow::Owned(v))).map_err(D::Error::custom)
+        parse_hex(&s)
+            .map(|v| Bytes(Cow::Owned(v)))
+            .map_err(D::Error::custom)
     }
 }
 
@@ -160,7 +162,9 @@ impl<const N: usize> Serialize for Fixed<'_, N> {
 impl<'de, const N: usize> Deserialize<'de> for Fixed<'_, N> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = Cow::<'de, str>::deserialize(d)?;
-        parse_hex_array::<N>(&s).map(|a| Fixed(Cow::Owned(a))).map_err(D::Error::custom)
+        parse_hex_array::<N>(&s)
+            .map(|a| Fixed(Cow::Owned(a)))
+            .map_err(D::Error::custom)
     }
 }
 
@@ -173,7 +177,10 @@ pub mod fixed_list {
     use serde::ser::SerializeSeq;
 
     /// Serializes as `["0x…", …]`.
-    pub fn serialize<S: Serializer, const N: usize>(v: &[[u8; N]], s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer, const N: usize>(
+        v: &[[u8; N]],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(v.len()))?;
         for a in v {
             seq.serialize_element(&to_hex(a))?;
@@ -216,7 +223,8 @@ pub mod u64_str {
                 if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(D::Error::custom(format!("{s:?} is not a decimal u64")));
                 }
-                s.parse::<u64>().map_err(|_| D::Error::custom(format!("{s:?} does not fit in u64")))
+                s.parse::<u64>()
+                    .map_err(|_| D::Error::custom(format!("{s:?} does not fit in u64")))
             }
         }
     }
@@ -274,7 +282,8 @@ impl<'de> Deserialize<'de> for U256 {
             .strip_prefix("0x")
             .or_else(|| s.strip_prefix("0X"))
             .ok_or_else(|| D::Error::custom(format!("uint256 {s:?} does not start with 0x")))?;
-        if digits.is_empty() || digits.len() > 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if digits.is_empty() || digits.len() > 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit())
+        {
             return Err(D::Error::custom(format!("invalid uint256 hex {s:?}")));
         }
         if digits.len() > 1 && digits.starts_with('0') {
@@ -300,14 +309,20 @@ pub mod tagged {
     }
 
     /// Serializes `inner` as an object with `"type": ty` first.
-    pub fn serialize<S: Serializer, T: Serialize>(s: S, ty: u32, inner: &T) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer, T: Serialize>(
+        s: S,
+        ty: u32,
+        inner: &T,
+    ) -> Result<S::Ok, S::Error> {
         Tagged { ty, inner }.serialize(s)
     }
 
     /// Reads an object and splits off its numeric `"type"`.
     pub fn split<'de, D: Deserializer<'de>>(d: D) -> Result<(u32, serde_json::Value), D::Error> {
         let mut v = serde_json::Value::deserialize(d)?;
-        let obj = v.as_object_mut().ok_or_else(|| D::Error::custom("expected a JSON object"))?;
+        let obj = v
+            .as_object_mut()
+            .ok_or_else(|| D::Error::custom("expected a JSON object"))?;
         let ty = obj
             .remove("type")
             .ok_or_else(|| D::Error::custom("missing field `type`"))?
@@ -318,7 +333,9 @@ pub mod tagged {
     }
 
     /// Deserializes the rest of a tagged object as `T`.
-    pub fn rest<'de, D: Deserializer<'de>, T: DeserializeOwned>(v: serde_json::Value) -> Result<T, D::Error> {
+    pub fn rest<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        v: serde_json::Value,
+    ) -> Result<T, D::Error> {
         serde_json::from_value(v).map_err(D::Error::custom)
     }
 }

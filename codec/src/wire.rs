@@ -47,7 +47,12 @@ impl Len {
     #[inline]
     pub fn check(&self, n: usize) -> Result<()> {
         if n < self.min || n > self.max {
-            return Err(ErrorKind::CountOutOfRange { min: self.min, max: self.max, got: n }.into());
+            return Err(ErrorKind::CountOutOfRange {
+                min: self.min,
+                max: self.max,
+                got: n,
+            }
+            .into());
         }
         Ok(())
     }
@@ -166,8 +171,9 @@ impl<'a> Reader<'a> {
     /// Takes `n` bytes.
     #[inline]
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let (rest, v) = nom::bytes::complete::take::<_, _, nom::error::Error<&[u8]>>(n)(self.rest())
-            .map_err(|e| end(e, n - self.remaining().min(n)))?;
+        let (rest, v) =
+            nom::bytes::complete::take::<_, _, nom::error::Error<&[u8]>>(n)(self.rest())
+                .map_err(|e| end(e, n - self.remaining().min(n)))?;
         self.advance_to(rest);
         Ok(v)
     }
@@ -270,7 +276,11 @@ pub fn read_optional<'a, T>(
     let mut sub = r.sub(n)?;
     let v = read(&mut sub)?;
     if sub.remaining() != 0 {
-        return Err(ErrorKind::LengthMismatch { declared: n, actual: sub.position() }.into());
+        return Err(ErrorKind::LengthMismatch {
+            declared: n,
+            actual: sub.position(),
+        }
+        .into());
     }
     Ok(Some(v))
 }
