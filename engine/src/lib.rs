@@ -1,2 +1,3 @@
 //! The node's state: block log, tangle, ledger, rich list, coordinator.
 pub mod richlist;
+pub mod utxo;
