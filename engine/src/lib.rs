@@ -1,3 +1,4 @@
 //! The node's state: block log, tangle, ledger, rich list, coordinator.
 pub mod richlist;
+pub mod tangle;
 pub mod utxo;

@@ -1,0 +1,404 @@
+//! The tangle: block metadata, children, solidification, tips and the
+//! past-cone walk that white-flag confirmation runs over.
+
+use std::collections::{HashMap, HashSet};
+
+/// A v2 block id.
+pub type BlockId = [u8; 32];
+
+/// A block's ledger inclusion state (TIP-2), as in block metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inclusion {
+    /// Not referenced by a milestone yet.
+    Pending,
+    /// Referenced; the block holds no transaction.
+    NoTransaction,
+    /// Referenced; its transaction was applied to the ledger.
+    Included,
+    /// Referenced; its transaction conflicted (TIP-2 conflict reason code).
+    Conflicting(u8),
+}
+
+/// What the tangle keeps per block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockMeta {
+    /// Parents in wire order.
+    pub parents: Vec<BlockId>,
+    /// All parents are known and solid (or solid entry points).
+    pub solid: bool,
+    /// Index of the milestone that referenced it.
+    pub referenced_by: Option<u32>,
+    /// Position in its milestone's white-flag order.
+    pub white_flag_index: Option<u32>,
+    /// Inclusion state.
+    pub inclusion: Inclusion,
+    /// Index of the milestone this block carries, if any.
+    pub milestone_index: Option<u32>,
+    /// Id of the transaction this block carries, if any.
+    pub transaction_id: Option<[u8; 32]>,
+    /// Oldest cone root index (tip scoring).
+    pub ocri: u32,
+    /// Youngest cone root index (tip scoring).
+    pub ycri: u32,
+    /// Blocks that name this one as parent.
+    pub children: Vec<BlockId>,
+    /// Position of the block's record in the log.
+    pub record: u64,
+}
+
+/// Tip-selection parameters (Hornet's URTS defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct TipScoring {
+    /// A tip whose OCRI is more than this behind the CMI is lazy.
+    pub below_max_depth: u32,
+    /// A tip whose YCRI is more than this behind the CMI is lazy.
+    pub max_ycri_delta: u32,
+}
+
+impl Default for TipScoring {
+    fn default() -> Self {
+        Self {
+            below_max_depth: 15,
+            max_ycri_delta: 8,
+        }
+    }
+}
+
+/// Why a block cannot be attached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttachError {
+    /// A parent is unknown or not solid.
+    #[error("block is not solid: parent {0} is unknown or not solid")]
+    NotSolid(String),
+    /// A parent is below max depth.
+    #[error("block is below max depth")]
+    BelowMaxDepth,
+}
+
+/// Blocks, their metadata and the tip pool.
+#[derive(Debug, Default)]
+pub struct Tangle {
+    blocks: HashMap<BlockId, BlockMeta>,
+    entry_points: HashMap<BlockId, u32>,
+    // Children waiting for a missing or unsolid parent.
+    waiting: HashMap<BlockId, Vec<BlockId>>,
+    tips: HashSet<BlockId>,
+    cmi: u32,
+    scoring: TipScoring,
+}
+
+impl Tangle {
+    /// An empty tangle with the given solid entry points (id → milestone index).
+    pub fn new(
+        entry_points: impl IntoIterator<Item = (BlockId, u32)>,
+        cmi: u32,
+        scoring: TipScoring,
+    ) -> Self {
+        Self {
+            entry_points: entry_points.into_iter().collect(),
+            cmi,
+            scoring,
+            ..Self::default()
+        }
+    }
+
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// True when no block is stored.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The confirmed milestone index.
+    pub fn cmi(&self) -> u32 {
+        self.cmi
+    }
+
+    /// Metadata of `id`.
+    pub fn get(&self, id: &BlockId) -> Option<&BlockMeta> {
+        self.blocks.get(id)
+    }
+
+    /// True when `id` is a solid entry point.
+    pub fn is_entry_point(&self, id: &BlockId) -> bool {
+        self.entry_points.contains_key(id)
+    }
+
+    /// Solid entry points.
+    pub fn entry_points(&self) -> impl Iterator<Item = &BlockId> {
+        self.entry_points.keys()
+    }
+
+    fn parent_state(&self, p: &BlockId) -> Option<(bool, u32, u32)> {
+        if let Some(i) = self.entry_points.get(p) {
+            return Some((true, *i, *i));
+        }
+        self.blocks.get(p).map(|m| match m.referenced_by {
+            Some(i) => (m.solid, i, i),
+            None => (m.solid, m.ocri, m.ycri),
+        })
+    }
+
+    /// Checks that a new block with `parents` may be attached by the API:
+    /// every parent known and solid, none below max depth.
+    ///
+    /// # Errors
+    /// The first broken rule.
+    pub fn check_attachable(&self, parents: &[BlockId]) -> Result<(), AttachError> {
+        for p in parents {
+            match self.parent_state(p) {
+                Some((true, ocri, _)) => {
+                    if self.cmi.saturating_sub(ocri) > self.scoring.below_max_depth {
+                        return Err(AttachError::BelowMaxDepth);
+                    }
+                }
+                _ => return Err(AttachError::NotSolid(format!("0x{}", hex::encode(p)))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a block (idempotent: a known id changes nothing and returns false).
+    /// Solidity propagates to waiting children.
+    pub fn insert(
+        &mut self,
+        id: BlockId,
+        parents: Vec<BlockId>,
+        transaction_id: Option<[u8; 32]>,
+        milestone_index: Option<u32>,
+        record: u64,
+    ) -> bool {
+        if self.blocks.contains_key(&id) || self.entry_points.contains_key(&id) {
+            return false;
+        }
+        for p in &parents {
+            if let Some(m) = self.blocks.get_mut(p) {
+                m.children.push(id);
+            }
+            self.tips.remove(p);
+        }
+        let meta = BlockMeta {
+            parents,
+            solid: false,
+            referenced_by: None,
+            white_flag_index: None,
+            inclusion: Inclusion::Pending,
+            milestone_index,
+            transaction_id,
+            ocri: 0,
+            ycri: 0,
+            // Children that arrived before this block.
+            children: self.waiting.get(&id).cloned().unwrap_or_default(),
+            record,
+        };
+        self.blocks.insert(id, meta);
+        self.try_solidify(id);
+        true
+    }
+
+    fn try_solidify(&mut self, start: BlockId) {
+        let mut stack = vec![start];
+        while let Some(id) = stack.pop() {
+            let Some(meta) = self.blocks.get(&id) else {
+                continue;
+            };
+            if meta.solid {
+                continue;
+            }
+            let mut ocri = u32::MAX;
+            let mut ycri = 0;
+            let mut missing = None;
+            for p in &meta.parents {
+                match self.parent_state(p) {
+                    Some((true, o, y)) => {
+                        ocri = ocri.min(o);
+                        ycri = ycri.max(y);
+                    }
+                    _ => {
+                        missing = Some(*p);
+                        break;
+                    }
+                }
+            }
+            if let Some(p) = missing {
+                let w = self.waiting.entry(p).or_default();
+                if !w.contains(&id) {
+                    w.push(id);
+                }
+                continue;
+            }
+            let has_children = !meta.children.is_empty();
+            if let Some(m) = self.blocks.get_mut(&id) {
+                m.solid = true;
+                m.ocri = if ocri == u32::MAX { self.cmi } else { ocri };
+                m.ycri = ycri;
+                if m.referenced_by.is_none() && !has_children {
+                    self.tips.insert(id);
+                }
+            }
+            if let Some(children) = self.waiting.remove(&id) {
+                stack.extend(children);
+            }
+        }
+    }
+
+    /// All current tips: solid, unreferenced blocks without children.
+    pub fn tips(&self) -> Vec<BlockId> {
+        let mut t: Vec<BlockId> = self.tips.iter().copied().collect();
+        t.sort_unstable();
+        t
+    }
+
+    /// Non-lazy tips (scored against the CMI), sorted.
+    pub fn non_lazy_tips(&self) -> Vec<BlockId> {
+        let mut t: Vec<BlockId> = self
+            .tips
+            .iter()
+            .filter(|id| {
+                self.blocks.get(*id).is_some_and(|m| {
+                    self.cmi.saturating_sub(m.ocri) <= self.scoring.below_max_depth
+                        && self.cmi.saturating_sub(m.ycri) <= self.scoring.max_ycri_delta
+                })
+            })
+            .copied()
+            .collect();
+        t.sort_unstable();
+        t
+    }
+
+    /// Post-order DFS over the not-yet-referenced past cone of `parents`,
+    /// visiting parents in their stored order (TIP-2 white-flag order).
+    /// Entry points and referenced blocks are skipped.
+    ///
+    /// # Errors
+    /// The id of a block of the cone that is not in the tangle.
+    pub fn unreferenced_cone(&self, parents: &[BlockId]) -> Result<Vec<BlockId>, BlockId> {
+        let mut order = Vec::new();
+        let mut seen: HashSet<BlockId> = HashSet::new();
+        // (block, next parent position to visit)
+        let mut stack: Vec<(BlockId, usize)> = Vec::new();
+        for root in parents {
+            if self.entry_points.contains_key(root) || !seen.insert(*root) {
+                continue;
+            }
+            match self.blocks.get(root) {
+                Some(m) if m.referenced_by.is_some() => continue,
+                Some(_) => stack.push((*root, 0)),
+                None => return Err(*root),
+            }
+            while let Some((id, next)) = stack.last().copied() {
+                let meta = self.blocks.get(&id).ok_or(id)?;
+                if let Some(p) = meta.parents.get(next) {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 += 1;
+                    }
+                    if self.entry_points.contains_key(p) || !seen.insert(*p) {
+                        continue;
+                    }
+                    match self.blocks.get(p) {
+                        Some(m) if m.referenced_by.is_some() => {}
+                        Some(_) => stack.push((*p, 0)),
+                        None => return Err(*p),
+                    }
+                } else {
+                    order.push(id);
+                    stack.pop();
+                }
+            }
+        }
+        Ok(order)
+    }
+
+    /// Marks the blocks of a confirmed milestone as referenced, in
+    /// white-flag order, with their inclusion states, and moves the CMI.
+    pub fn confirm(&mut self, index: u32, referenced: &[(BlockId, Inclusion)]) {
+        for (i, (id, inclusion)) in referenced.iter().enumerate() {
+            self.tips.remove(id);
+            if let Some(m) = self.blocks.get_mut(id) {
+                m.referenced_by = Some(index);
+                m.white_flag_index = u32::try_from(i).ok();
+                m.inclusion = *inclusion;
+                m.ocri = index;
+                m.ycri = index;
+            }
+        }
+        self.cmi = self.cmi.max(index);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> BlockId {
+        [n; 32]
+    }
+
+    fn tangle() -> Tangle {
+        Tangle::new([(id(0), 0)], 0, TipScoring::default())
+    }
+
+    #[test]
+    fn a_block_on_entry_points_is_solid_and_a_tip() {
+        let mut t = tangle();
+        assert!(t.insert(id(1), vec![id(0)], None, None, 0));
+        assert!(t.get(&id(1)).unwrap().solid);
+        assert_eq!(t.tips(), vec![id(1)]);
+        assert!(
+            !t.insert(id(1), vec![id(0)], None, None, 0),
+            "second insert is a no-op"
+        );
+    }
+
+    #[test]
+    fn solidity_propagates_when_a_missing_parent_arrives() {
+        let mut t = tangle();
+        t.insert(id(3), vec![id(2)], None, None, 0);
+        assert!(!t.get(&id(3)).unwrap().solid);
+        assert!(t.check_attachable(&[id(3)]).is_err());
+        t.insert(id(2), vec![id(0)], None, None, 0);
+        assert!(t.get(&id(3)).unwrap().solid);
+        assert_eq!(t.tips(), vec![id(3)]);
+        assert!(t.check_attachable(&[id(3)]).is_ok());
+        assert!(matches!(
+            t.check_attachable(&[id(9)]),
+            Err(AttachError::NotSolid(_))
+        ));
+    }
+
+    #[test]
+    fn cone_is_post_order_in_parent_order_and_skips_referenced() {
+        let mut t = tangle();
+        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.insert(id(2), vec![id(0)], None, None, 0);
+        t.insert(id(3), vec![id(1), id(2)], None, None, 0);
+        t.insert(id(4), vec![id(2), id(3)], None, None, 0);
+        assert_eq!(
+            t.unreferenced_cone(&[id(4)]).unwrap(),
+            vec![id(2), id(1), id(3), id(4)]
+        );
+        t.confirm(1, &[(id(1), Inclusion::NoTransaction)]);
+        assert_eq!(
+            t.unreferenced_cone(&[id(4)]).unwrap(),
+            vec![id(2), id(3), id(4)]
+        );
+        assert_eq!(t.get(&id(1)).unwrap().referenced_by, Some(1));
+    }
+
+    #[test]
+    fn blocks_below_max_depth_cannot_be_parents() {
+        let mut t = tangle();
+        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.confirm(20, &[]);
+        assert_eq!(
+            t.check_attachable(&[id(1)]),
+            Err(AttachError::BelowMaxDepth)
+        );
+        assert!(t.non_lazy_tips().is_empty());
+        assert_eq!(t.tips(), vec![id(1)]);
+    }
+}
