@@ -65,7 +65,8 @@ impl<'a> Address<'a> {
     /// # Errors
     /// An invalid human-readable part.
     pub fn to_bech32(&self, hrp: &str) -> Result<String> {
-        let hrp = bech32::Hrp::parse(hrp).map_err(|e| Error::invalid(format!("bech32 hrp: {e}")))?;
+        let hrp =
+            bech32::Hrp::parse(hrp).map_err(|e| Error::invalid(format!("bech32 hrp: {e}")))?;
         bech32::encode::<bech32::Bech32>(hrp, &self.to_array())
             .map_err(|e| Error::invalid(format!("bech32: {e}")))
     }
@@ -123,8 +124,20 @@ struct NftJson<'a> {
 impl Serialize for Address<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Ed25519(h) => tagged::serialize(s, 0, &Ed25519Json { pub_key_hash: h.clone() }),
-            Self::Alias(h) => tagged::serialize(s, 8, &AliasJson { alias_id: h.clone() }),
+            Self::Ed25519(h) => tagged::serialize(
+                s,
+                0,
+                &Ed25519Json {
+                    pub_key_hash: h.clone(),
+                },
+            ),
+            Self::Alias(h) => tagged::serialize(
+                s,
+                8,
+                &AliasJson {
+                    alias_id: h.clone(),
+                },
+            ),
             Self::Nft(h) => tagged::serialize(s, 16, &NftJson { nft_id: h.clone() }),
         }
     }
@@ -137,7 +150,11 @@ impl<'de> Deserialize<'de> for Address<'_> {
             0 => Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash),
             8 => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),
             16 => Self::Nft(tagged::rest::<D, NftJson<'static>>(rest)?.nft_id),
-            t => return Err(serde::de::Error::custom(format!("unknown address type {t}"))),
+            t => {
+                return Err(serde::de::Error::custom(format!(
+                    "unknown address type {t}"
+                )))
+            }
         })
     }
 }
@@ -150,7 +167,10 @@ mod tests {
     fn rejects_unknown_address_type() {
         let mut b = vec![1u8];
         b.extend_from_slice(&[0; 32]);
-        assert!(matches!(Address::decode(&b).unwrap_err().kind(), ErrorKind::UnknownType(1)));
+        assert!(matches!(
+            Address::decode(&b).unwrap_err().kind(),
+            ErrorKind::UnknownType(1)
+        ));
     }
 
     #[test]
@@ -159,7 +179,10 @@ mod tests {
         b.extend_from_slice(&[7; 32]);
         let a = Address::decode(&b).unwrap();
         let j = serde_json::to_string(&a).unwrap();
-        assert_eq!(j, format!("{{\"type\":8,\"aliasId\":\"0x{}\"}}", "07".repeat(32)));
+        assert_eq!(
+            j,
+            format!("{{\"type\":8,\"aliasId\":\"0x{}\"}}", "07".repeat(32))
+        );
         let back: Address<'static> = serde_json::from_str(&j).unwrap();
         assert_eq!(back.to_bytes(), b);
     }
