@@ -1,5 +1,124 @@
-//! v2 (Stardust) wire format: TIP-18..24, 29.
+//! v2 (Stardust) wire format: TIP-18..24, 29, 34.
+//!
+//! Every wire type implements [`Codec`](crate::Codec): `read` borrows from
+//! the input and applies the syntactic rules of the format (counts, ranges,
+//! ordering, uniqueness, allowed kinds per place); `encode` writes the exact
+//! bytes. Checks that need the protocol parameters (network id, token supply,
+//! storage deposit, protocol version) are separate `validate` methods.
 
 pub mod address;
+pub mod block;
+pub mod ids;
+pub mod input;
+pub mod milestone;
+pub mod output;
+pub mod payload;
+pub mod protocol;
+pub mod unlock;
 
 pub use address::Address;
+pub use block::Block;
+pub use ids::{alias_id, foundry_id, inputs_commitment, merkle_root, network_id, nft_id, OutputId};
+pub use input::{Input, TreasuryInput, UtxoInput};
+pub use milestone::{
+    MigratedFundsEntry, Milestone, MilestoneOption, ProtocolParamsOption, Receipt,
+    TailTransactionHash,
+};
+pub use output::{
+    AliasOutput, BasicOutput, Feature, FoundryOutput, NativeToken, NftOutput, Output,
+    SimpleTokenScheme, TokenScheme, TreasuryOutput, UnlockCondition,
+};
+pub use payload::{Essence, Payload, TaggedData, Transaction, TreasuryTransaction};
+pub use protocol::{ProtocolParameters, RentStructure};
+pub use unlock::{Ed25519Signature, Unlock};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Protocol version of Stardust blocks.
+pub const PROTOCOL_VERSION: u8 = 2;
+
+/// Checks that type-keyed elements are in ascending type order with at most
+/// one of each type; the error is located at `list` (e.g.
+/// `unlockConditions: not sorted by type`).
+pub(crate) fn check_types_ascending(
+    kinds: impl IntoIterator<Item = u8>,
+    list: &'static str,
+) -> Result<()> {
+    let mut prev: Option<u8> = None;
+    for k in kinds {
+        if let Some(p) = prev {
+            if p == k {
+                return Err(Error::new(ErrorKind::Duplicate("type")).at(list));
+            }
+            if p > k {
+                return Err(Error::new(ErrorKind::NotSorted("by type")).at(list));
+            }
+        }
+        prev = Some(k);
+    }
+    Ok(())
+}
+
+/// Serde modules for structs whose JSON carries a fixed numeric `"type"`.
+macro_rules! typed_serde {
+    ($name:ident, $opt:ident, $ty:expr) => {
+        #[allow(dead_code)]
+        pub(crate) mod $name {
+            use serde::{de::DeserializeOwned, Deserializer, Serialize, Serializer};
+
+            pub(crate) fn serialize<S: Serializer, T: Serialize>(
+                v: &T,
+                s: S,
+            ) -> Result<S::Ok, S::Error> {
+                crate::types::tagged::serialize(s, $ty, v)
+            }
+
+            pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+                d: D,
+            ) -> Result<T, D::Error> {
+                let (ty, rest) = crate::types::tagged::split(d)?;
+                if ty != $ty {
+                    return Err(serde::de::Error::custom(format!(
+                        "type {ty} where type {} is required",
+                        $ty
+                    )));
+                }
+                crate::types::tagged::rest::<D, T>(rest)
+            }
+        }
+
+        #[allow(dead_code)]
+        pub(crate) mod $opt {
+            use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
+
+            pub(crate) fn serialize<S: Serializer, T: Serialize>(
+                v: &Option<T>,
+                s: S,
+            ) -> Result<S::Ok, S::Error> {
+                match v {
+                    Some(v) => super::$name::serialize(v, s),
+                    None => s.serialize_none(),
+                }
+            }
+
+            pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+                d: D,
+            ) -> Result<Option<T>, D::Error> {
+                let v = Option::<serde_json::Value>::deserialize(d)?;
+                match v {
+                    None => Ok(None),
+                    Some(v) => super::$name::deserialize(v)
+                        .map(Some)
+                        .map_err(serde::de::Error::custom),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) mod typed {
+    typed_serde!(t1, t1_opt, 1);
+    typed_serde!(t2, t2_opt, 2);
+    typed_serde!(t4, t4_opt, 4);
+    typed_serde!(t5, t5_opt, 5);
+}

@@ -1,0 +1,150 @@
+//! Id derivations (TIP-18, 20, 22, 29) and the TIP-4 Merkle tree hash.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::output::Output;
+use crate::error::{Error, Result};
+use crate::hash::{blake2b256, blake2b256_parts, Blake2b256};
+use crate::types::{parse_hex_array, to_hex};
+use crate::wire::{Codec, Reader};
+
+/// Largest output index in a transaction.
+pub const MAX_OUTPUT_INDEX: u16 = 127;
+
+/// An output id: transaction id ‖ output index (u16 LE, 0..=127). 34 bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OutputId {
+    /// The creating transaction (or, for migrated funds, the milestone).
+    pub transaction_id: [u8; 32],
+    /// Index of the output in the transaction.
+    pub index: u16,
+}
+
+impl OutputId {
+    /// An output id; `index` must be ≤ 127.
+    ///
+    /// # Errors
+    /// Index out of range.
+    pub fn new(transaction_id: [u8; 32], index: u16) -> Result<Self> {
+        if index > MAX_OUTPUT_INDEX {
+            return Err(Error::invalid(format!(
+                "output index {index} out of range 0..=127"
+            )));
+        }
+        Ok(Self {
+            transaction_id,
+            index,
+        })
+    }
+
+    /// The 34 bytes.
+    pub fn to_array(&self) -> [u8; 34] {
+        let mut a = [0u8; 34];
+        a[..32].copy_from_slice(&self.transaction_id);
+        a[32..].copy_from_slice(&self.index.to_le_bytes());
+        a
+    }
+}
+
+impl fmt::Debug for OutputId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&to_hex(&self.to_array()))
+    }
+}
+
+impl fmt::Display for OutputId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&to_hex(&self.to_array()))
+    }
+}
+
+impl<'a> Codec<'a> for OutputId {
+    fn read(r: &mut Reader<'a>) -> Result<Self> {
+        let tx = *r.array::<32>()?;
+        let index = r.u16()?;
+        Self::new(tx, index)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_array());
+    }
+}
+
+impl Serialize for OutputId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&to_hex(&self.to_array()))
+    }
+}
+
+impl<'de> Deserialize<'de> for OutputId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        let a = parse_hex_array::<34>(&s).map_err(serde::de::Error::custom)?;
+        Self::decode(&a).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Network id: first 8 bytes of BLAKE2b-256(network name) as u64 LE.
+pub fn network_id(name: &str) -> u64 {
+    let h = blake2b256(name.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h[..8]);
+    u64::from_le_bytes(b)
+}
+
+/// Alias id of the alias created by output `output_id`: BLAKE2b-256(output id).
+pub fn alias_id(output_id: &OutputId) -> [u8; 32] {
+    blake2b256(&output_id.to_array())
+}
+
+/// NFT id of the NFT created by output `output_id`: BLAKE2b-256(output id).
+pub fn nft_id(output_id: &OutputId) -> [u8; 32] {
+    blake2b256(&output_id.to_array())
+}
+
+/// Foundry id (= token id): 0x08 ‖ alias id ‖ serial u32 LE ‖ token scheme type.
+pub fn foundry_id(alias_id: &[u8; 32], serial_number: u32, token_scheme_type: u8) -> [u8; 38] {
+    let mut a = [0u8; 38];
+    a[0] = super::Address::ALIAS;
+    a[1..33].copy_from_slice(alias_id);
+    a[33..37].copy_from_slice(&serial_number.to_le_bytes());
+    a[37] = token_scheme_type;
+    a
+}
+
+/// Inputs commitment: BLAKE2b-256 over the BLAKE2b-256 of each consumed
+/// output's bytes, in input order.
+pub fn inputs_commitment<'o, 'a: 'o>(
+    consumed: impl IntoIterator<Item = &'o Output<'a>>,
+) -> [u8; 32] {
+    use blake2::Digest;
+    let mut outer = Blake2b256::new();
+    let mut buf = Vec::with_capacity(256);
+    for o in consumed {
+        buf.clear();
+        o.encode(&mut buf);
+        outer.update(blake2b256(&buf));
+    }
+    outer.finalize().into()
+}
+
+/// TIP-4 Merkle tree hash of `leaves` (block ids in white-flag order).
+pub fn merkle_root(leaves: &[[u8; 32]]) -> [u8; 32] {
+    match leaves {
+        [] => blake2b256(&[]),
+        [one] => blake2b256_parts(&[&[0u8], one]),
+        _ => {
+            // k = largest power of two strictly less than n
+            let n = leaves.len();
+            let k = if n.is_power_of_two() {
+                n / 2
+            } else {
+                n.next_power_of_two() / 2
+            };
+            let (l, r) = leaves.split_at(k);
+            blake2b256_parts(&[&[1u8], &merkle_root(l), &merkle_root(r)])
+        }
+    }
+}
