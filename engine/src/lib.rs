@@ -1,1 +1,2 @@
 //! The node's state: block log, tangle, ledger, rich list, coordinator.
+pub mod log;
