@@ -1,4 +1,5 @@
 //! The node's state: block log, tangle, ledger, rich list, coordinator.
+pub mod log;
 pub mod richlist;
 pub mod tangle;
 pub mod utxo;

@@ -1,0 +1,156 @@
+//! Segment files: a `File` kept beside its read-only `Mmap`, and the table that owns them.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use memmap2::Mmap;
+
+use super::error::LogError;
+use super::format;
+
+/// Segments per chunk of the [`SegmentTable`].
+const CHUNK: usize = 256;
+/// Chunks of the [`SegmentTable`]; `CHUNK * CHUNKS` segments at most.
+const CHUNKS: usize = 256;
+/// The largest number of segments a log can have (16 TiB at the default segment size).
+pub(crate) const MAX_SEGMENTS: u32 = (CHUNK * CHUNKS) as u32;
+
+/// One segment file, mapped whole.
+#[derive(Debug)]
+pub(crate) struct Segment {
+    pub(crate) number: u32,
+    pub(crate) path: PathBuf,
+    /// Written with `pwrite`; kept open as long as `map` lives.
+    pub(crate) file: File,
+    /// The whole file, `size` bytes.
+    pub(crate) map: Mmap,
+}
+
+impl Segment {
+    /// The file name of segment `number`.
+    pub(crate) fn file_name(number: u32) -> String {
+        format!("{number:08}.seg")
+    }
+
+    /// Parses a segment file name.
+    pub(crate) fn parse_name(name: &str) -> Option<u32> {
+        let digits = name.strip_suffix(".seg")?;
+        if digits.len() != 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
+
+    /// Opens an existing segment file for reading and writing and maps it.
+    pub(crate) fn open(dir: &Path, number: u32) -> Result<Self, LogError> {
+        let path = dir.join(Self::file_name(number));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| LogError::io("open", &path, e))?;
+        let map = map(&file, &path)?;
+        Ok(Self { number, path, file, map })
+    }
+
+    /// Creates segment `number` of `size` bytes: header, zero-filled rest, fsynced, then
+    /// renamed into place and the directory fsynced. A crash leaves either no segment or a
+    /// complete one (plus a `.tmp` file that the next open deletes).
+    pub(crate) fn create(dir: &Path, number: u32, size: u32) -> Result<Self, LogError> {
+        let path = dir.join(Self::file_name(number));
+        let tmp = dir.join(format!("{}.tmp", Self::file_name(number)));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| LogError::io("create", &tmp, e))?;
+        file.write_all(&format::encode_header(number, size))
+            .map_err(|e| LogError::io("write", &tmp, e))?;
+        file.set_len(u64::from(size)).map_err(|e| LogError::io("extend", &tmp, e))?;
+        file.sync_all().map_err(|e| LogError::io("fsync", &tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| LogError::io("rename", &tmp, e))?;
+        sync_dir(dir)?;
+        let map = map(&file, &path)?;
+        Ok(Self { number, path, file, map })
+    }
+
+    /// The mapped bytes of the whole segment.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Cuts the segment at `end` and zero-fills it back to `size` bytes, then remaps it.
+    ///
+    /// Everything after `end` is dropped, so a later scan cannot mistake stale bytes for
+    /// records. Used on the active segment at open, before anyone can borrow the map.
+    pub(crate) fn truncate_tail(self, end: u64, size: u32) -> Result<Self, LogError> {
+        let Self { number, path, file, map } = self;
+        // The map must be gone before the file shrinks: pages past the new end would fault.
+        drop(map);
+        file.set_len(end).map_err(|e| LogError::io("truncate", &path, e))?;
+        file.set_len(u64::from(size)).map_err(|e| LogError::io("extend", &path, e))?;
+        file.sync_all().map_err(|e| LogError::io("fsync", &path, e))?;
+        let map = self::map(&file, &path)?;
+        Ok(Self { number, path, file, map })
+    }
+}
+
+fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
+    // SAFETY: the mapping is read-only and shared. The `File` is kept beside the `Mmap` for the
+    // mapping's whole life. The log is the only writer of its directory (documented in
+    // FORMAT.md: one process at a time) and it only ever writes bytes past the published end
+    // of the active segment, never bytes a reader can hold a reference to; the file is never
+    // shrunk while mapped (`truncate_tail` drops the map first). Hence every `&[u8]` handed
+    // out of this map stays valid and unchanged for its lifetime.
+    unsafe { Mmap::map(file) }.map_err(|e| LogError::io("mmap", path, e))
+}
+
+/// Fsyncs a directory so that created or renamed entries in it are durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), LogError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| LogError::io("fsync directory", dir, e))
+}
+
+/// Append-only table of segments; a segment once installed is never moved or dropped before
+/// the table, so `&Segment` (and slices of its map) live as long as `&self`.
+pub(crate) struct SegmentTable {
+    chunks: Box<[OnceLock<Box<[OnceLock<Segment>]>>]>,
+}
+
+impl std::fmt::Debug for SegmentTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentTable").finish_non_exhaustive()
+    }
+}
+
+impl SegmentTable {
+    pub(crate) fn new() -> Self {
+        Self { chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect() }
+    }
+
+    fn slot(&self, number: u32) -> Option<&OnceLock<Segment>> {
+        let n = usize::try_from(number).ok()?;
+        let chunk = self
+            .chunks
+            .get(n / CHUNK)?
+            .get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect());
+        chunk.get(n % CHUNK)
+    }
+
+    /// The segment `number`, if installed.
+    pub(crate) fn get(&self, number: u32) -> Option<&Segment> {
+        self.slot(number)?.get()
+    }
+
+    /// Installs segment `seg.number`; fails if the table is full or the slot taken.
+    pub(crate) fn install(&self, seg: Segment) -> Result<&Segment, LogError> {
+        let slot = self.slot(seg.number).ok_or(LogError::Full("too many segments"))?;
+        slot.set(seg).map_err(|_| LogError::Config("segment installed twice"))?;
+        slot.get().ok_or(LogError::Config("segment installed twice"))
+    }
+}

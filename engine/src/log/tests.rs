@@ -1,0 +1,337 @@
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use super::*;
+
+const FAST: LogConfig = LogConfig {
+    segment_size: 256 << 20,
+    durability: Durability::Deferred { interval_ms: 1000 },
+};
+
+fn block(i: u64) -> Vec<u8> {
+    let len = 40 + (i * 37 % 300) as usize;
+    (0..len).map(|j| (i as usize * 31 + j * 7) as u8).collect()
+}
+
+fn v2(bytes: &[u8]) -> BlockId {
+    BlockId::V2(ledger_codec::hash::blake2b256(bytes))
+}
+
+fn segment_path(dir: &Path, n: u32) -> PathBuf {
+    dir.join(Segment::file_name(n))
+}
+
+/// Every record's id and bytes in append order.
+fn contents(log: &Log) -> Vec<(BlockId, Location, Vec<u8>)> {
+    log.iter().map(|r| (r.id(), r.location(), r.bytes().to_vec())).collect()
+}
+
+#[test]
+fn appended_blocks_read_back_by_id_location_and_iteration() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    assert!(log.is_empty());
+    let mut locs = Vec::new();
+    for i in 0..100 {
+        let a = log.append_v2(&block(i)).unwrap();
+        assert!(a.inserted);
+        locs.push(a.location);
+    }
+    assert_eq!(log.len(), 100);
+    for (i, loc) in locs.iter().enumerate() {
+        let b = block(i as u64);
+        let r = log.get(&v2(&b)).unwrap();
+        assert_eq!(r.bytes(), &b[..], "block {i}");
+        assert_eq!(r.location(), *loc);
+        assert_eq!(r.kind(), RecordKind::V2Block);
+        assert_eq!(log.read(*loc).unwrap().bytes(), &b[..]);
+        assert_eq!(Location::from_u64(loc.to_u64()), *loc);
+    }
+    let all = contents(&log);
+    assert_eq!(all.len(), 100);
+    for (i, (id, loc, bytes)) in all.iter().enumerate() {
+        assert_eq!(*id, v2(&block(i as u64)));
+        assert_eq!(*loc, locs[i]);
+        assert_eq!(bytes, &block(i as u64));
+    }
+    assert!(log.get(&v2(b"never stored")).is_none());
+}
+
+#[test]
+fn appending_a_known_id_returns_the_existing_location() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    let first = log.append_v2(b"same block").unwrap();
+    log.append_v2(b"other block").unwrap();
+    let again = log.append_v2(b"same block").unwrap();
+    assert_eq!(again, Appended { location: first.location, inserted: false });
+    assert_eq!(log.len(), 2);
+    let used = log.stats().used_bytes;
+    assert_eq!(log.append_v2(b"same block").unwrap().location, first.location);
+    assert_eq!(log.stats().used_bytes, used, "nothing written for a known id");
+}
+
+#[test]
+fn v3_records_keep_their_36_byte_id_beside_v2_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut id = [9u8; 36];
+    id[32..].copy_from_slice(&77u32.to_le_bytes());
+    {
+        let log = Log::open(dir.path(), FAST).unwrap();
+        log.append_v2(b"v2 block").unwrap();
+        let a = log.append_v3(id, b"v3 block").unwrap();
+        assert!(a.inserted);
+        assert!(!log.append_v3(id, b"v3 block").unwrap().inserted);
+    }
+    let log = Log::open(dir.path(), FAST).unwrap();
+    let r = log.get(&BlockId::V3(id)).unwrap();
+    assert_eq!((r.kind(), r.bytes()), (RecordKind::V3Block, &b"v3 block"[..]));
+    assert_eq!(r.id(), BlockId::V3(id));
+    // A v2 id with the same leading bytes is a different key.
+    let mut short = [0u8; 32];
+    short.copy_from_slice(&id[..32]);
+    assert!(log.get(&BlockId::V2(short)).is_none());
+}
+
+#[test]
+fn reopened_log_equals_the_log_before_in_every_durability_mode() {
+    for durability in [
+        Durability::EveryAppend,
+        Durability::Group { interval_ms: 1 },
+        Durability::Deferred { interval_ms: 1 },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig::default().with_segment_size(8192).with_durability(durability);
+        let before = {
+            let log = Log::open(dir.path(), config).unwrap();
+            for i in 0..120 {
+                log.append_v2(&block(i)).unwrap();
+            }
+            assert!(log.stats().segments > 3, "{durability:?}: segments rolled");
+            contents(&log)
+        };
+        let log = Log::open(dir.path(), config).unwrap();
+        assert_eq!(contents(&log), before, "{durability:?}");
+        assert_eq!(log.recovery().truncated_at, None);
+        assert_eq!(log.recovery().records, 120);
+        // Appends continue where the log ended, and a second reopen sees them too.
+        log.append_v2(b"after reopen").unwrap();
+        let after = contents(&log);
+        drop(log);
+        assert_eq!(contents(&Log::open(dir.path(), config).unwrap()), after, "{durability:?}");
+    }
+}
+
+#[test]
+fn sealed_last_segment_starts_a_new_one_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = FAST.with_segment_size(4096);
+    let before = {
+        let log = Log::open(dir.path(), config).unwrap();
+        // Fill segment 0 and roll: the roll seals 0 and creates 1.
+        let mut i = 0;
+        while log.stats().segments < 2 {
+            log.append_v2(&block(i)).unwrap();
+            i += 1;
+        }
+        contents(&log)
+    };
+    // Remove the (empty but for one record) active segment's record, leaving segment 0 sealed
+    // and segment 1 absent, as if the crash came between seal and creation.
+    let last = before.last().unwrap().1.segment();
+    std::fs::remove_file(segment_path(dir.path(), last)).unwrap();
+    let log = Log::open(dir.path(), config).unwrap();
+    assert_eq!(contents(&log), before[..before.len() - 1]);
+    assert_eq!(log.stats().segments, 2);
+}
+
+fn fill(dir: &Path, n: u64) -> (Vec<(BlockId, Location, Vec<u8>)>, LogStats) {
+    let log = Log::open(dir, FAST).unwrap();
+    for i in 0..n {
+        log.append_v2(&block(i)).unwrap();
+    }
+    (contents(&log), log.stats())
+}
+
+#[test]
+fn torn_last_record_at_every_byte_is_truncated_and_the_log_still_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all, stats) = fill(dir.path(), 5);
+    let path = segment_path(dir.path(), 0);
+    let pristine = std::fs::read(&path).unwrap();
+    let start = all[4].1.offset() as usize;
+    let end = stats.used_bytes as usize;
+    for cut in start..end {
+        for zero_fill in [true, false] {
+            // Either the tail is zero (a torn write in a preallocated file) or the file is short.
+            std::fs::write(&path, &pristine).unwrap();
+            let f = OpenOptions::new().write(true).open(&path).unwrap();
+            if zero_fill {
+                f.write_all_at(&vec![0u8; end - cut], cut as u64).unwrap();
+            } else {
+                f.set_len(cut as u64).unwrap();
+            }
+            drop(f);
+            let log = Log::open(dir.path(), FAST).unwrap();
+            assert_eq!(contents(&log), all[..4], "cut at {cut}, zero_fill {zero_fill}");
+            let torn = log.recovery().truncated_at;
+            if cut == start && zero_fill {
+                assert_eq!(torn, None, "nothing left of the record at {cut}");
+            } else {
+                assert_eq!(torn, Some(all[4].1), "cut at {cut}, zero_fill {zero_fill}");
+            }
+            // The log takes the record again at the same place.
+            let again = log.append_v2(&all[4].2).unwrap();
+            assert_eq!(again.location, all[4].1);
+            assert_eq!(contents(&log), all);
+        }
+    }
+}
+
+#[test]
+fn checksum_flip_in_the_active_segment_truncates_from_the_damaged_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all, _) = fill(dir.path(), 6);
+    let path = segment_path(dir.path(), 0);
+    let f = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    // Flip one bit in the body of record 3.
+    let at = u64::from(all[3].1.offset()) + 60;
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    f.write_all_at(&[b[0] ^ 0x04], at).unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    assert_eq!(log.recovery().truncated_at, Some(all[3].1));
+    assert_eq!(log.recovery().truncated_reason, Some("checksum mismatch"));
+    assert_eq!(contents(&log), all[..3]);
+    // Stale records 4 and 5 were cut off with the damaged one: appending a new record and
+    // reopening must not bring them back.
+    log.append_v2(b"new record").unwrap();
+    let expected = contents(&log);
+    drop(log);
+    let log = Log::open(dir.path(), FAST).unwrap();
+    assert_eq!(contents(&log), expected);
+    assert_eq!(log.recovery().truncated_at, None);
+}
+
+#[test]
+fn checksum_flip_in_a_sealed_segment_is_reported_as_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = FAST.with_segment_size(4096);
+    let all = {
+        let log = Log::open(dir.path(), config).unwrap();
+        for i in 0..60 {
+            log.append_v2(&block(i)).unwrap();
+        }
+        contents(&log)
+    };
+    let victim = all.iter().find(|r| r.1.segment() == 1).unwrap().1;
+    let f = OpenOptions::new().read(true).write(true).open(segment_path(dir.path(), 1)).unwrap();
+    let at = u64::from(victim.offset()) + 12;
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    f.write_all_at(&[b[0] ^ 0x80], at).unwrap();
+    let err = Log::open(dir.path(), config).unwrap_err();
+    assert!(
+        matches!(err, LogError::Corrupted { segment: 1, offset, .. } if offset == u64::from(victim.offset())),
+        "{err}"
+    );
+    // A flipped header bit is caught too.
+    f.write_all_at(&[b[0]], at).unwrap();
+    f.write_all_at(&[0xAA], 20).unwrap();
+    let err = Log::open(dir.path(), config).unwrap_err();
+    assert!(matches!(err, LogError::Corrupted { segment: 1, offset: 0, .. }), "{err}");
+}
+
+#[test]
+fn missing_middle_segment_is_corruption_and_leftover_tmp_files_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = FAST.with_segment_size(4096);
+    {
+        let log = Log::open(dir.path(), config).unwrap();
+        for i in 0..60 {
+            log.append_v2(&block(i)).unwrap();
+        }
+    }
+    let tmp = dir.path().join("00000099.seg.tmp");
+    std::fs::write(&tmp, b"half-created").unwrap();
+    let log = Log::open(dir.path(), config).unwrap();
+    assert_eq!(log.len(), 60);
+    assert!(!tmp.exists());
+    drop(log);
+    std::fs::remove_file(segment_path(dir.path(), 1)).unwrap();
+    let err = Log::open(dir.path(), config).unwrap_err();
+    assert!(matches!(err, LogError::Corrupted { .. }), "{err}");
+}
+
+#[test]
+fn record_of_an_unknown_kind_with_a_valid_checksum_is_unsupported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all, stats) = fill(dir.path(), 2);
+    let mut frame = Vec::new();
+    format::encode_frame(&mut frame, 0x42, &[], b"from the future");
+    let f = OpenOptions::new().write(true).open(segment_path(dir.path(), 0)).unwrap();
+    f.write_all_at(&frame, stats.used_bytes).unwrap();
+    let err = Log::open(dir.path(), FAST).unwrap_err();
+    assert!(matches!(err, LogError::UnsupportedRecord { kind: 0x42, .. }), "{err}");
+    assert_eq!(all.len(), 2);
+}
+
+#[test]
+fn oversized_record_is_rejected_and_the_log_stays_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST.with_segment_size(4096)).unwrap();
+    let max = log.max_record_len();
+    let err = log.append_v2(&vec![1u8; max + 1]).unwrap_err();
+    assert!(matches!(err, LogError::RecordTooLarge { len, .. } if len == max + 1), "{err}");
+    log.append_v2(&vec![2u8; max]).unwrap();
+    log.append_v2(&vec![3u8; max]).unwrap();
+    assert_eq!(log.stats().segments, 2);
+}
+
+#[test]
+fn read_of_a_location_that_is_not_a_record_start_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    let a = log.append_v2(b"some block").unwrap().location;
+    assert!(log.read(a).is_some());
+    assert!(log.read(Location { segment: 0, offset: a.offset + 1 }).is_none());
+    assert!(log.read(Location { segment: 5, offset: a.offset }).is_none());
+}
+
+#[test]
+fn concurrent_appenders_and_readers_see_every_block_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig::default()
+        .with_segment_size(64 << 10)
+        .with_durability(Durability::Group { interval_ms: 1 });
+    let log = Arc::new(Log::open(dir.path(), config).unwrap());
+    let threads: Vec<_> = (0..6u64)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                for i in 0..150u64 {
+                    // Threads overlap on half their blocks to race the idempotency check.
+                    let n = if i % 2 == 0 { i } else { t * 1000 + i };
+                    let b = block(n);
+                    let a = log.append_v2(&b).unwrap();
+                    assert_eq!(log.read(a.location).unwrap().bytes(), &b[..]);
+                    assert_eq!(log.get(&v2(&b)).unwrap().location(), a.location);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let expected = 75 + 6 * 75;
+    assert_eq!(log.len(), expected);
+    let all = contents(&log);
+    let mut ids: Vec<_> = all.iter().map(|r| r.0).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len() as u64, expected, "no id stored twice");
+    assert!(all.windows(2).all(|w| w[0].1 < w[1].1), "iteration in append order");
+    drop(log);
+    assert_eq!(contents(&Log::open(dir.path(), config).unwrap()), all);
+}
