@@ -1,0 +1,409 @@
+//! Data-driven tests over `vectors/nova`: decode, byte-exact JSON round
+//! trips both ways, every id, signatures and work scores.
+
+mod common;
+
+use ledger_codec::nova::block::{block_id_from_bytes, check_block_syntax, Block, Payload};
+use ledger_codec::nova::commitment::Commitment;
+use ledger_codec::nova::output::Output;
+use ledger_codec::nova::params::{network_id, ProtocolParameters};
+use ledger_codec::nova::transaction::{chain_id, merkle_root, SignedTransaction, Transaction};
+use ledger_codec::nova::validate_block;
+use ledger_codec::types::to_hex;
+use ledger_codec::Codec;
+use serde_json::Value;
+
+fn params() -> ProtocolParameters {
+    let f = common::load("nova", "protocol_parameters.json");
+    let v = &common::entries(&f)[0];
+    ProtocolParameters::from_json(&v["json"].to_string()).expect("protocol parameters parse")
+}
+
+fn check_params_ref(name: &str, v: &Value) {
+    let r = v["protocolParameters"]["ref"].as_str();
+    assert_eq!(
+        r,
+        Some("protocol_parameters.json#tip49-testnet"),
+        "vector {name}: unexpected parameters"
+    );
+}
+
+/// A JSON number or decimal string.
+fn num(v: &Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn str_of<'v>(v: &'v Value, k: &str) -> &'v str {
+    v[k].as_str()
+        .unwrap_or_else(|| panic!("field {k} missing in {v}"))
+}
+
+#[test]
+fn protocol_parameters_json_binary_hash() {
+    let f = common::load("nova", "protocol_parameters.json");
+    for v in common::entries(&f) {
+        let name = str_of(&v, "name");
+        let p = ProtocolParameters::from_json(&v["json"].to_string()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            v["json"],
+            "vector {name}: JSON round trip"
+        );
+        let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
+        assert_eq!(p.to_bytes(), bytes, "vector {name}: binary form");
+        assert_eq!(
+            ProtocolParameters::decode(&bytes).unwrap(),
+            p,
+            "vector {name}: binary decode"
+        );
+        assert_eq!(to_hex(&p.hash()), str_of(&v, "hash"), "vector {name}: hash");
+        assert_eq!(
+            p.network_id().to_string(),
+            v["derived"]["networkId"].as_str().unwrap(),
+            "vector {name}"
+        );
+    }
+}
+
+#[test]
+fn misc_network_ids_slots_output_id_merkle() {
+    let m = common::load("nova", "misc.json");
+    for v in m["networkIds"]["vectors"].as_array().unwrap() {
+        let name = str_of(v, "networkName");
+        assert_eq!(
+            network_id(name).to_string(),
+            str_of(v, "networkId"),
+            "network {name}"
+        );
+    }
+    let p = params();
+    for c in m["slotFromIssuingTime"]["cases"].as_array().unwrap() {
+        let t: u64 = str_of(c, "issuingTimeNs").parse().unwrap();
+        assert_eq!(
+            u64::from(p.slot_of(t)),
+            c["slot"].as_u64().unwrap(),
+            "slot of {t}"
+        );
+    }
+    let o = &m["outputIdExample"];
+    let tx: [u8; 36] = common::hex_bytes("outputIdExample", str_of(o, "transactionId"))
+        .try_into()
+        .unwrap();
+    let id = Transaction::output_id(&tx, o["outputIndex"].as_u64().unwrap() as u16);
+    assert_eq!(to_hex(&id), str_of(o, "outputId"));
+    let mr = &m["merkleRootExample"];
+    let leaves: Vec<Vec<u8>> = mr["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| common::hex_bytes("merkle", l.as_str().unwrap()))
+        .collect();
+    let refs: Vec<&[u8]> = leaves.iter().map(|l| l.as_slice()).collect();
+    assert_eq!(to_hex(&merkle_root(&refs)), str_of(mr, "root"));
+}
+
+#[test]
+fn commitments() {
+    let f = common::load("nova", "commitments.json");
+    for v in common::entries(&f) {
+        let name = str_of(&v, "name");
+        let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
+        let c = Commitment::decode(&bytes).unwrap();
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            v["json"],
+            "vector {name}: to JSON"
+        );
+        let from: Commitment<'static> = serde_json::from_value(v["json"].clone()).unwrap();
+        assert_eq!(from.to_bytes(), bytes, "vector {name}: JSON to bytes");
+        assert_eq!(to_hex(&c.id()), str_of(&v, "id"), "vector {name}: id");
+    }
+}
+
+#[test]
+fn outputs_round_trip_and_storage_score() {
+    let p = params();
+    let f = common::load("nova", "outputs.json");
+    for v in common::entries(&f) {
+        let name = str_of(&v, "name");
+        check_params_ref(name, &v);
+        let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
+        let o = Output::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
+        assert_eq!(o.to_bytes(), bytes, "vector {name}: re-encode");
+        assert_eq!(
+            serde_json::to_value(&o).unwrap(),
+            v["json"],
+            "vector {name}: to JSON"
+        );
+        let from = Output::from_json(&v["json"].to_string())
+            .unwrap_or_else(|e| panic!("vector {name}: {e}"));
+        assert_eq!(from.to_bytes(), bytes, "vector {name}: JSON to bytes");
+        assert_eq!(
+            o.storage_score(&p.storage_score_parameters),
+            num(&v["storageScore"]),
+            "vector {name}: storage score"
+        );
+        assert_eq!(
+            o.min_deposit(&p.storage_score_parameters),
+            num(&v["minStorageDeposit"]),
+            "vector {name}: min deposit"
+        );
+    }
+}
+
+/// Checks the `derived.transaction`-like fields of a signed transaction.
+fn check_transaction(name: &str, stx: &SignedTransaction<'_>, d: &Value) {
+    let tx = &stx.transaction;
+    if let Some(b) = d["transactionBytes"].as_str() {
+        assert_eq!(
+            to_hex(&tx.to_bytes()),
+            b,
+            "vector {name}: transaction bytes"
+        );
+    }
+    if let Some(b) = d["transactionEssenceBytes"].as_str() {
+        let mut e = Vec::new();
+        tx.encode_essence(&mut e);
+        assert_eq!(to_hex(&e), b, "vector {name}: essence bytes");
+    }
+    assert_eq!(
+        to_hex(&tx.transaction_commitment()),
+        str_of(d, "transactionCommitment"),
+        "vector {name}"
+    );
+    assert_eq!(
+        to_hex(&tx.output_commitment()),
+        str_of(d, "outputCommitment"),
+        "vector {name}"
+    );
+    let id = tx.id();
+    assert_eq!(
+        to_hex(&id),
+        str_of(d, "transactionId"),
+        "vector {name}: transaction id"
+    );
+    assert_eq!(
+        to_hex(&tx.signing_message()),
+        str_of(d, "transactionSigningMessage"),
+        "vector {name}"
+    );
+    assert_eq!(
+        to_hex(&stx.id()),
+        str_of(d, "signedTransactionId"),
+        "vector {name}: signed tx id"
+    );
+    let ids: Vec<String> = (0..tx.outputs.len())
+        .map(|i| to_hex(&Transaction::output_id(&id, i as u16)))
+        .collect();
+    let want: Vec<String> = d["outputIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, want, "vector {name}: output ids");
+    let valid: Vec<bool> = d["unlockSignaturesValid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        stx.verify_signatures(),
+        valid,
+        "vector {name}: unlock signatures"
+    );
+    if let Some(m) = d["newAccountIdsByOutputIndex"].as_object() {
+        for (idx, want) in m {
+            let i: u16 = idx.parse().unwrap();
+            let oid = Transaction::output_id(&id, i);
+            assert_eq!(
+                to_hex(&chain_id(&oid)),
+                want.as_str().unwrap(),
+                "vector {name}: account id"
+            );
+        }
+    }
+    if let Some(b) = d["outputBytes"].as_array() {
+        for (o, want) in tx.outputs.iter().zip(b) {
+            assert_eq!(
+                to_hex(&o.to_bytes()),
+                want.as_str().unwrap(),
+                "vector {name}: output bytes"
+            );
+        }
+    }
+    if let Some(b) = d["unlocksBytes"].as_str() {
+        let all = stx.to_bytes();
+        let txlen = tx.to_bytes().len();
+        assert_eq!(to_hex(&all[txlen..]), b, "vector {name}: unlocks bytes");
+    }
+}
+
+#[test]
+fn blocks_decode_json_ids_signatures_work_score() {
+    let p = params();
+    let f = common::load("nova", "blocks.json");
+    let entries = common::entries(&f);
+    assert_eq!(entries.len(), 12);
+    for v in entries {
+        let name = str_of(&v, "name");
+        check_params_ref(name, &v);
+        let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
+        let d = &v["derived"];
+        let b = Block::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
+        assert_eq!(b.to_bytes(), bytes, "vector {name}: re-encode");
+        assert_eq!(
+            serde_json::to_value(&b).unwrap(),
+            v["json"],
+            "vector {name}: bytes to JSON"
+        );
+        let from = Block::from_json(&v["json"].to_string())
+            .unwrap_or_else(|e| panic!("vector {name}: {e}"));
+        assert_eq!(from.to_bytes(), bytes, "vector {name}: JSON to bytes");
+        assert_eq!(
+            to_hex(&b.id(&p)),
+            str_of(&v, "id"),
+            "vector {name}: block id"
+        );
+        assert_eq!(
+            to_hex(&block_id_from_bytes(&bytes, &p).unwrap()),
+            str_of(&v, "id"),
+            "vector {name}"
+        );
+        let h = b.hashes();
+        assert_eq!(
+            to_hex(&h.header_hash),
+            str_of(d, "headerHash"),
+            "vector {name}: header hash"
+        );
+        assert_eq!(
+            to_hex(&h.body_hash),
+            str_of(d, "bodyHash"),
+            "vector {name}: body hash"
+        );
+        assert_eq!(
+            to_hex(&b.signing_message()),
+            str_of(d, "signingMessage"),
+            "vector {name}"
+        );
+        assert_eq!(
+            u64::from(b.slot(&p)),
+            d["blockSlot"].as_u64().unwrap(),
+            "vector {name}: slot"
+        );
+        assert_eq!(
+            u64::from(b.header.commitment_slot()),
+            d["commitmentSlot"].as_u64().unwrap(),
+            "vector {name}"
+        );
+        assert_eq!(
+            b.verify_signature(),
+            d["blockSignatureValid"].as_bool().unwrap(),
+            "vector {name}: signature"
+        );
+        if let Some(ws) = d["workScore"].as_u64() {
+            assert_eq!(b.work_score(&p), ws, "vector {name}: work score");
+        }
+        if let Some(pl) = d["payloadLength"].as_u64() {
+            let len = match &b.body {
+                ledger_codec::nova::Body::Basic(bb) => {
+                    bb.payload.as_ref().map_or(0, |x| x.to_bytes().len())
+                }
+                _ => 0,
+            };
+            assert_eq!(len as u64, pl, "vector {name}: payload length");
+        }
+        if let Some(t) = d.get("transaction") {
+            let ledger_codec::nova::Body::Basic(bb) = &b.body else {
+                panic!("vector {name}: no basic body")
+            };
+            let Some(Payload::SignedTransaction(stx)) = &bb.payload else {
+                panic!("vector {name}: no tx")
+            };
+            check_transaction(name, stx, t);
+        }
+        let errs = d["syntacticErrorsUnderProtocolParameters"]
+            .as_array()
+            .unwrap();
+        let res = check_block_syntax(&b, &p);
+        if errs.is_empty() {
+            res.unwrap_or_else(|e| panic!("vector {name}: unexpected syntax error {e}"));
+            let full = validate_block(&b, &p);
+            assert_eq!(
+                full.is_ok(),
+                b.verify_signature(),
+                "vector {name}: validate_block {full:?}"
+            );
+        } else {
+            let e = res.expect_err(name).to_string();
+            for want in errs {
+                let w = want.as_str().unwrap();
+                let w = w.split(" (").next().unwrap();
+                assert!(
+                    e.contains(w),
+                    "vector {name}: error {e:?} does not mention {w:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn signed_transactions() {
+    let f = common::load("nova", "signed_transactions.json");
+    for v in common::entries(&f) {
+        let name = str_of(&v, "name");
+        check_params_ref(name, &v);
+        let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
+        let p = Payload::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
+        assert_eq!(p.to_bytes(), bytes, "vector {name}: re-encode");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            v["json"],
+            "vector {name}: to JSON"
+        );
+        let from: Payload<'static> = serde_json::from_value(v["json"].clone()).unwrap();
+        assert_eq!(from.to_bytes(), bytes, "vector {name}: JSON to bytes");
+        let Payload::SignedTransaction(stx) = &p else {
+            panic!("vector {name}: not a signed transaction")
+        };
+        let d = &v["derived"];
+        assert_eq!(
+            bytes.len() as u64,
+            d["payloadLength"].as_u64().unwrap(),
+            "vector {name}"
+        );
+        check_transaction(name, stx, d);
+        if let Some(ci) = v.get("consumedInput") {
+            let ob = common::hex_bytes(name, str_of(ci, "bytes"));
+            let o = Output::decode(&ob).unwrap();
+            assert_eq!(
+                serde_json::to_value(&o).unwrap(),
+                ci["output"],
+                "vector {name}: consumed input"
+            );
+            let want = str_of(ci, "outputId");
+            assert_eq!(
+                to_hex(&stx.transaction.inputs[0].output_id()),
+                want,
+                "vector {name}: input id"
+            );
+        }
+    }
+}
+
+#[test]
+fn commitment_input_type_1_json_is_read_as_commitment() {
+    let f = common::load("nova", "blocks.json");
+    let v = &common::entries(&f)[1];
+    let mut j = v["json"].clone();
+    j["body"]["payload"]["transaction"]["contextInputs"][0]["type"] = Value::from(1);
+    let b = Block::from_json(&j.to_string()).unwrap();
+    let bytes = common::hex_bytes("tx", str_of(v, "bytes"));
+    assert_eq!(b.to_bytes(), bytes);
+    // And it is written back with type 0.
+    assert_eq!(serde_json::to_value(&b).unwrap(), v["json"]);
+}
