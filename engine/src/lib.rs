@@ -1,5 +1,23 @@
 //! The node's state: block log, tangle, ledger, rich list, coordinator.
+//!
+//! - [`log`]: the durable, memory-mapped, append-only block log.
+//! - [`tangle`]: block metadata, solidification, tips, the white-flag cone walk.
+//! - [`utxo`]: the columnar UTXO ledger with per-milestone diffs.
+//! - [`semantic`]: TIP-20 semantic validation of one transaction.
+//! - [`whiteflag`]: milestone confirmation (TIP-2) and Merkle roots.
+//! - [`richlist`]: incremental per-address balances, top-N at any kept index.
+//! - [`node`]: the [`Engine`] facade the server talks to, and the dev coordinator.
+
+pub mod error;
+pub mod genesis;
 pub mod log;
+pub mod node;
 pub mod richlist;
+pub mod semantic;
 pub mod tangle;
 pub mod utxo;
+pub mod whiteflag;
+
+pub use error::{EngineError, SubmitError};
+pub use genesis::Genesis;
+pub use node::{Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted};

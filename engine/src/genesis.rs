@@ -1,0 +1,165 @@
+//! The genesis ledger: protocol parameters, solid entry points and the
+//! outputs the ledger starts from (a JSON file, or the embedded dev genesis).
+
+use serde::Deserialize;
+
+use ledger_codec::stardust::{payload::validate_output, Output, ProtocolParameters};
+use ledger_codec::types::{Fixed, Hash32};
+use ledger_codec::Codec;
+
+use crate::error::EngineError;
+
+/// The embedded dev genesis: the whole token supply on address 0 of the
+/// public test mnemonic `abandon ×23 art` (see the README).
+pub const DEV_GENESIS_JSON: &str = include_str!("dev-genesis.json");
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GenesisJson {
+    protocol_parameters: ProtocolParameters,
+    milestone_index: u32,
+    #[serde(default)]
+    milestone_timestamp: u32,
+    solid_entry_points: Vec<Hash32<'static>>,
+    outputs: Vec<GenesisOutputJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GenesisOutputJson {
+    output_id: Fixed<'static, 34>,
+    output: Output<'static>,
+    #[serde(default)]
+    block_id: Option<Hash32<'static>>,
+}
+
+/// One genesis output; its bytes are in [`Genesis::blob`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenesisOutput {
+    /// Output id (transaction id ‖ index).
+    pub output_id: [u8; 34],
+    /// Block id from the file (zero when absent).
+    pub block_id: [u8; 32],
+    /// Offset of the serialized output in the blob.
+    pub offset: u32,
+    /// Length of the serialized output.
+    pub len: u32,
+}
+
+/// A parsed and validated genesis.
+#[derive(Debug, Clone)]
+pub struct Genesis {
+    /// v2 protocol parameters of the network.
+    pub params: ProtocolParameters,
+    /// Ledger index the genesis outputs are booked at.
+    pub milestone_index: u32,
+    /// Timestamp of that index.
+    pub milestone_timestamp: u32,
+    /// Blocks treated as solid and confirmed at the genesis index.
+    pub solid_entry_points: Vec<[u8; 32]>,
+    /// The outputs.
+    pub outputs: Vec<GenesisOutput>,
+    /// Serialized outputs, back to back.
+    pub blob: Vec<u8>,
+}
+
+impl Genesis {
+    /// The embedded dev genesis.
+    pub fn dev() -> Self {
+        // The embedded file is tested; failing here would be a build defect.
+        Self::from_json(DEV_GENESIS_JSON).unwrap_or_else(|e| panic!("embedded dev genesis: {e}"))
+    }
+
+    /// Parses and validates a genesis JSON document.
+    ///
+    /// # Errors
+    /// [`EngineError::Genesis`] naming what is wrong.
+    pub fn from_json(text: &str) -> Result<Self, EngineError> {
+        let g: GenesisJson = serde_json::from_str(text)
+            .map_err(|e| EngineError::Genesis(format!("invalid genesis JSON: {e}")))?;
+        if g.solid_entry_points.is_empty() {
+            return Err(EngineError::Genesis(
+                "solidEntryPoints must not be empty".into(),
+            ));
+        }
+        let mut blob = Vec::new();
+        let mut outputs = Vec::with_capacity(g.outputs.len());
+        let mut total: u64 = 0;
+        let mut seen = std::collections::HashSet::new();
+        for (i, o) in g.outputs.iter().enumerate() {
+            let at = |m: String| EngineError::Genesis(format!("outputs[{i}]: {m}"));
+            let output_id = o.output_id.to_array();
+            if !seen.insert(output_id) {
+                return Err(at("duplicate outputId".into()));
+            }
+            if u16::from_le_bytes([output_id[32], output_id[33]]) > 127 {
+                return Err(at("output index above 127".into()));
+            }
+            let bytes = o.output.to_bytes();
+            // Re-read the bytes: JSON input gets the same syntax rules as the wire.
+            let output = Output::decode(&bytes).map_err(|e| at(e.to_string()))?;
+            validate_output(&output, &g.protocol_parameters).map_err(|e| at(e.to_string()))?;
+            total = total
+                .checked_add(output.amount())
+                .filter(|t| *t <= g.protocol_parameters.token_supply)
+                .ok_or_else(|| at("outputs exceed the token supply".into()))?;
+            let offset = u32::try_from(blob.len()).map_err(|_| at("genesis too large".into()))?;
+            let len = u32::try_from(bytes.len()).map_err(|_| at("output too large".into()))?;
+            blob.extend_from_slice(&bytes);
+            outputs.push(GenesisOutput {
+                output_id,
+                block_id: o.block_id.as_ref().map_or([0; 32], Hash32::to_array),
+                offset,
+                len,
+            });
+        }
+        Ok(Self {
+            params: g.protocol_parameters,
+            milestone_index: g.milestone_index,
+            milestone_timestamp: g.milestone_timestamp,
+            solid_entry_points: g.solid_entry_points.iter().map(Hash32::to_array).collect(),
+            outputs,
+            blob,
+        })
+    }
+
+    /// The serialized bytes of genesis output `o`.
+    pub fn output_bytes(&self, o: &GenesisOutput) -> &[u8] {
+        self.blob
+            .get(o.offset as usize..(o.offset as usize).saturating_add(o.len as usize))
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dev_genesis_puts_the_supply_on_the_test_mnemonic_address() {
+        let g = Genesis::dev();
+        assert_eq!(g.outputs.len(), 1);
+        let o = Output::decode(g.output_bytes(&g.outputs[0])).unwrap();
+        assert_eq!(o.amount(), g.params.token_supply);
+        let json = serde_json::to_string(&o).unwrap();
+        assert!(json.contains("0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0"));
+    }
+
+    #[test]
+    fn rejects_outputs_above_the_token_supply() {
+        let text = DEV_GENESIS_JSON.replace(
+            "\"amount\": \"1813620509061365\"",
+            "\"amount\": \"1813620509061366\"",
+        );
+        let err = Genesis::from_json(&text).unwrap_err().to_string();
+        assert!(err.contains("outputs[0]"), "{err}");
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_bad_json() {
+        assert!(Genesis::from_json("{").is_err());
+        let text =
+            DEV_GENESIS_JSON.replace("\"milestoneIndex\"", "\"bogus\": 1, \"milestoneIndex\"");
+        assert!(Genesis::from_json(&text).is_err());
+    }
+}

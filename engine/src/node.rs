@@ -1,0 +1,810 @@
+//! The engine facade: one `Engine` per node, shared as `Arc<Engine>` by the
+//! REST layer and the coordinator thread.
+//!
+//! State is rebuilt on open by replaying the block log: blocks go back into
+//! the tangle in append order, then milestones are confirmed in index order.
+//! White-flag is deterministic, so the ledger, diffs and rich list after a
+//! restart equal those before it; nothing but the log (and the coordinator
+//! key) is persisted.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::seq::SliceRandom;
+
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::stardust::{
+    Block, Ed25519Signature, Milestone, Payload, ProtocolParameters, PROTOCOL_VERSION,
+};
+use ledger_codec::types::{Bytes, Hash32};
+use ledger_codec::Codec;
+
+use crate::error::{EngineError, SubmitError};
+use crate::genesis::Genesis;
+use crate::log::{BlockId as LogId, Durability, Location, Log, LogConfig};
+use crate::richlist::{AddressKey, RichList, RichListError};
+use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScoring};
+use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputRow};
+use crate::whiteflag::{self, Confirmation};
+
+/// How the engine runs.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Where the log and keys live.
+    pub data_dir: PathBuf,
+    /// The genesis ledger.
+    pub genesis: Genesis,
+    /// fsync policy of the block log.
+    pub durability: Durability,
+    /// Run the built-in coordinator (key generated in the data dir on first start).
+    pub coordinator: bool,
+    /// Extra coordinator public keys whose milestones are accepted.
+    pub coordinator_public_keys: Vec<[u8; 32]>,
+    /// Valid signatures a milestone needs.
+    pub milestone_threshold: usize,
+    /// Nonce search threads (0 = one per core).
+    pub pow_workers: usize,
+}
+
+impl EngineConfig {
+    /// A dev node in `data_dir`: dev genesis, own coordinator.
+    pub fn dev(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            genesis: Genesis::dev(),
+            durability: Durability::default(),
+            coordinator: true,
+            coordinator_public_keys: Vec::new(),
+            milestone_threshold: 1,
+            pow_workers: 0,
+        }
+    }
+}
+
+/// A confirmed milestone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MilestoneInfo {
+    /// Milestone index.
+    pub index: u32,
+    /// Milestone timestamp.
+    pub timestamp: u32,
+    /// Milestone id.
+    pub milestone_id: [u8; 32],
+    /// The block that carried it.
+    pub block_id: BlockId,
+}
+
+/// The answer to a successful submit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Submitted {
+    /// The block id.
+    pub block_id: BlockId,
+    /// False when the block was already known.
+    pub inserted: bool,
+}
+
+/// An output with its ledger metadata, read under one lock.
+#[derive(Debug, Clone)]
+pub struct OutputRead {
+    /// Ledger row.
+    pub row: OutputRow,
+    /// Serialized output.
+    pub bytes: Vec<u8>,
+    /// The ledger index the answer is valid for.
+    pub ledger_index: u32,
+}
+
+struct State {
+    tangle: Tangle,
+    ledger: Ledger,
+    richlist: RichList,
+    milestones: BTreeMap<u32, MilestoneInfo>,
+    milestone_ids: HashMap<[u8; 32], u32>,
+    // Milestone blocks seen but not yet confirmed, by index.
+    pending: BTreeMap<u32, BlockId>,
+}
+
+/// The node's state and its operations.
+pub struct Engine {
+    log: Log,
+    genesis: Genesis,
+    coordinator: Option<SigningKey>,
+    coordinator_keys: Vec<[u8; 32]>,
+    threshold: usize,
+    pow_workers: usize,
+    state: RwLock<State>,
+    // Serializes milestone issuance and confirmation.
+    confirming: Mutex<()>,
+    shutting_down: AtomicBool,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("log", &self.log.dir())
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_secs() -> u32 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX))
+}
+
+fn hex32(b: &[u8]) -> String {
+    format!("0x{}", hex::encode(b))
+}
+
+/// Loads the coordinator seed from `dir/coordinator.key`, creating it on first start.
+fn load_or_create_key(dir: &Path) -> Result<SigningKey, EngineError> {
+    let path = dir.join("coordinator.key");
+    let io = |context: String| move |source| EngineError::Io { context, source };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let seed: [u8; 32] = hex::decode(text.trim().trim_start_matches("0x"))
+                .ok()
+                .and_then(|v| v.try_into().ok())
+                .ok_or_else(|| {
+                    EngineError::Genesis(format!(
+                        "{} does not hold a 32-byte hex seed",
+                        path.display()
+                    ))
+                })?;
+            Ok(SigningKey::from_seed(&seed))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut seed = [0u8; 32];
+            rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut seed);
+            let tmp = dir.join("coordinator.key.tmp");
+            std::fs::write(&tmp, hex::encode(seed))
+                .map_err(io(format!("writing {}", tmp.display())))?;
+            std::fs::File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(io("syncing the key".into()))?;
+            std::fs::rename(&tmp, &path).map_err(io(format!("writing {}", path.display())))?;
+            Ok(SigningKey::from_seed(&seed))
+        }
+        Err(e) => Err(EngineError::Io {
+            context: format!("reading {}", path.display()),
+            source: e,
+        }),
+    }
+}
+
+impl Engine {
+    /// Opens (or creates) the node state in `config.data_dir`.
+    ///
+    /// # Errors
+    /// I/O or log failures, or a log whose contents contradict the genesis.
+    pub fn open(config: EngineConfig) -> Result<Arc<Self>, EngineError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| EngineError::Io {
+            context: format!("creating {}", config.data_dir.display()),
+            source,
+        })?;
+        let log = Log::open(
+            config.data_dir.join("log"),
+            LogConfig::default().with_durability(config.durability),
+        )?;
+        let coordinator = if config.coordinator {
+            Some(load_or_create_key(&config.data_dir)?)
+        } else {
+            None
+        };
+        let mut coordinator_keys = config.coordinator_public_keys.clone();
+        if let Some(k) = &coordinator {
+            coordinator_keys.push(k.public_key());
+        }
+        let g = &config.genesis;
+        let scoring = TipScoring {
+            below_max_depth: u32::from(g.params.below_max_depth),
+            ..TipScoring::default()
+        };
+        let tangle = Tangle::new(
+            g.solid_entry_points.iter().map(|s| (*s, g.milestone_index)),
+            g.milestone_index,
+            scoring,
+        );
+        let mut ledger = Ledger::new(g.milestone_index);
+        let mut richlist = RichList::new(g.milestone_index);
+        let mut genesis_outputs = Vec::with_capacity(g.outputs.len());
+        for o in &g.outputs {
+            let output = ledger_codec::stardust::Output::decode(g.output_bytes(o))
+                .map_err(|e| EngineError::Genesis(e.to_string()))?;
+            let owner = whiteflag::owning_address(&output);
+            if let Some(a) = owner {
+                richlist
+                    .credit_genesis(a, output.amount())
+                    .map_err(|e| EngineError::Genesis(e.to_string()))?;
+            }
+            genesis_outputs.push(NewOutput {
+                output_id: o.output_id,
+                block_id: o.block_id,
+                amount: output.amount(),
+                owner,
+                loc: BytesLoc {
+                    record: BytesLoc::GENESIS,
+                    offset: o.offset,
+                    len: o.len,
+                },
+            });
+        }
+        ledger
+            .book_genesis(&genesis_outputs, g.milestone_timestamp)
+            .map_err(|e| EngineError::Genesis(e.to_string()))?;
+        let engine = Self {
+            log,
+            genesis: config.genesis.clone(),
+            coordinator,
+            coordinator_keys,
+            threshold: config.milestone_threshold.max(1),
+            pow_workers: config.pow_workers,
+            state: RwLock::new(State {
+                tangle,
+                ledger,
+                richlist,
+                milestones: BTreeMap::new(),
+                milestone_ids: HashMap::new(),
+                pending: BTreeMap::new(),
+            }),
+            confirming: Mutex::new(()),
+            shutting_down: AtomicBool::new(false),
+        };
+        engine.replay()?;
+        Ok(Arc::new(engine))
+    }
+
+    fn replay(&self) -> Result<(), EngineError> {
+        let mut st = self.write();
+        for rec in self.log.iter() {
+            let LogId::V2(id) = rec.id() else { continue };
+            let Ok(block) = Block::decode(rec.bytes()) else {
+                return Err(EngineError::Inconsistent(format!(
+                    "stored block {} does not decode",
+                    hex32(&id)
+                )));
+            };
+            Self::insert_block(&mut st, id, &block, rec.location().to_u64());
+        }
+        drop(st);
+        self.confirm_pending()
+    }
+
+    fn insert_block(st: &mut State, id: BlockId, block: &Block<'_>, record: u64) -> bool {
+        let (tx, ms) = match &block.payload {
+            Some(Payload::Transaction(tx)) => (Some(tx.id()), None),
+            Some(Payload::Milestone(m)) => (None, Some(m.index)),
+            _ => (None, None),
+        };
+        let inserted = st.tangle.insert(id, block.parents.to_vec(), tx, ms, record);
+        if let Some(index) = ms {
+            if inserted && index > st.ledger.ledger_index() {
+                st.pending.entry(index).or_insert(id);
+            }
+        }
+        inserted
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The v2 protocol parameters.
+    pub fn params(&self) -> &ProtocolParameters {
+        &self.genesis.params
+    }
+
+    /// The genesis.
+    pub fn genesis(&self) -> &Genesis {
+        &self.genesis
+    }
+
+    /// The block log.
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// True when this node runs its own coordinator.
+    pub fn has_coordinator(&self) -> bool {
+        self.coordinator.is_some()
+    }
+
+    /// Public keys whose milestones are accepted.
+    pub fn coordinator_keys(&self) -> &[[u8; 32]] {
+        &self.coordinator_keys
+    }
+
+    /// Verifies and stores a serialized v2 block. A known block is answered
+    /// with its id. The block is durable in the log when this returns Ok.
+    ///
+    /// # Errors
+    /// [`SubmitError::Invalid`] with the broken rule, or an internal fault.
+    pub fn submit_v2(&self, bytes: &[u8]) -> Result<Submitted, SubmitError> {
+        let block = Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        let id = Block::id_of(bytes);
+        if self.log.contains(&LogId::V2(id)) {
+            return Ok(Submitted {
+                block_id: id,
+                inserted: false,
+            });
+        }
+        self.check_block(&block, bytes)?;
+        let appended = self
+            .log
+            .append_v2(bytes)
+            .map_err(|e| SubmitError::Internal(e.to_string()))?;
+        let is_milestone = {
+            let mut st = self.write();
+            Self::insert_block(&mut st, id, &block, appended.location.to_u64());
+            matches!(block.payload, Some(Payload::Milestone(_)))
+        };
+        if is_milestone {
+            self.confirm_pending()
+                .map_err(|e| SubmitError::Internal(e.to_string()))?;
+        }
+        Ok(Submitted {
+            block_id: id,
+            inserted: appended.inserted,
+        })
+    }
+
+    fn check_block(&self, block: &Block<'_>, bytes: &[u8]) -> Result<(), SubmitError> {
+        let params = self.params();
+        let invalid = |m: String| Err(SubmitError::Invalid(m));
+        if block.protocol_version != params.version {
+            return invalid(format!(
+                "protocolVersion invalid: {}",
+                block.protocol_version
+            ));
+        }
+        block
+            .validate(params)
+            .map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        match &block.payload {
+            Some(Payload::Milestone(m)) => self.check_milestone(block, m)?,
+            _ => {
+                if !ledger_codec::pow::meets_score(bytes, params.min_pow_score) {
+                    return invalid(format!(
+                        "block has insufficient PoW score {:.2} (minimum {})",
+                        ledger_codec::pow::pow_score(bytes),
+                        params.min_pow_score
+                    ));
+                }
+            }
+        }
+        let st = self.read();
+        st.tangle
+            .check_attachable(&block.parents)
+            .map_err(|e| SubmitError::Invalid(e.to_string()))
+    }
+
+    fn check_milestone(&self, block: &Block<'_>, m: &Milestone<'_>) -> Result<(), SubmitError> {
+        let invalid = |s: String| Err(SubmitError::Invalid(s));
+        if block.nonce != 0 {
+            return invalid("milestone blocks must have nonce 0".into());
+        }
+        if m.parents[..] != block.parents[..] {
+            return invalid("milestone parents differ from the block's parents".into());
+        }
+        let id = m.id();
+        let mut valid = 0usize;
+        for s in m.signatures.iter() {
+            if !self.coordinator_keys.contains(&s.public_key) {
+                return invalid(format!(
+                    "milestone signed by unknown key {}",
+                    hex32(&s.public_key)
+                ));
+            }
+            if !s.verify(&id) {
+                return invalid(format!(
+                    "invalid milestone signature by {}",
+                    hex32(&s.public_key)
+                ));
+            }
+            valid += 1;
+        }
+        if valid < self.threshold {
+            return invalid(format!(
+                "milestone has {valid} valid signatures, {} needed",
+                self.threshold
+            ));
+        }
+        let st = self.read();
+        if m.index <= st.ledger.ledger_index() {
+            return invalid(format!(
+                "milestone {} is not newer than the ledger index {}",
+                m.index,
+                st.ledger.ledger_index()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Confirms pending milestones in index order while the next one is known.
+    fn confirm_pending(&self) -> Result<(), EngineError> {
+        let _guard = self
+            .confirming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            let next = {
+                let st = self.read();
+                let want = st.ledger.ledger_index() + 1;
+                st.pending
+                    .range(..=want)
+                    .next_back()
+                    .filter(|(i, _)| **i == want)
+                    .map(|(_, id)| *id)
+            };
+            let Some(block_id) = next else { return Ok(()) };
+            self.confirm_milestone_block(block_id, None)?;
+        }
+    }
+
+    /// White-flag + apply for one milestone block. `precomputed` skips the walk
+    /// when the coordinator already computed it for the same parents.
+    fn confirm_milestone_block(
+        &self,
+        block_id: BlockId,
+        precomputed: Option<Confirmation>,
+    ) -> Result<bool, EngineError> {
+        let rec = self.log.get(&LogId::V2(block_id)).ok_or_else(|| {
+            EngineError::Inconsistent("milestone block missing from the log".into())
+        })?;
+        let block =
+            Block::decode(rec.bytes()).map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        let Some(Payload::Milestone(m)) = &block.payload else {
+            return Err(EngineError::Inconsistent(
+                "pending milestone block without milestone".into(),
+            ));
+        };
+        let conf = match precomputed {
+            Some(c) => c,
+            None => {
+                let st = self.read();
+                whiteflag::compute(
+                    &st.tangle,
+                    &st.ledger,
+                    &self.log,
+                    &self.genesis.blob,
+                    &m.parents,
+                    m.timestamp,
+                    self.params(),
+                )?
+            }
+        };
+        let mut st = self.write();
+        st.pending.remove(&m.index);
+        let previous = st.milestones.values().next_back().copied();
+        let prev_ok = match previous {
+            Some(p) => {
+                m.previous_milestone_id.as_array() == &p.milestone_id && m.timestamp > p.timestamp
+            }
+            None => m.previous_milestone_id.is_zero(),
+        };
+        if !prev_ok
+            || conf.inclusion_root != *m.inclusion_merkle_root.as_array()
+            || conf.applied_root != *m.applied_merkle_root.as_array()
+        {
+            tracing::warn!(
+                index = m.index,
+                "milestone rejected: previous milestone or Merkle roots do not match"
+            );
+            return Ok(false);
+        }
+        st.ledger
+            .apply(m.index, m.timestamp, &conf.created, &conf.consumed)
+            .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        st.richlist
+            .apply_milestone(m.index, conf.balance_changes.iter().copied())
+            .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        st.tangle.confirm(m.index, &conf.referenced);
+        let info = MilestoneInfo {
+            index: m.index,
+            timestamp: m.timestamp,
+            milestone_id: m.id(),
+            block_id,
+        };
+        st.milestone_ids.insert(info.milestone_id, info.index);
+        st.milestones.insert(m.index, info);
+        tracing::debug!(
+            index = m.index,
+            referenced = conf.referenced.len(),
+            "milestone confirmed"
+        );
+        Ok(true)
+    }
+
+    /// Up to 4 non-lazy tips, unique and sorted; with none, the last
+    /// milestone block or the first solid entry point.
+    pub fn select_parents(&self) -> Vec<BlockId> {
+        let st = self.read();
+        let mut tips = st.tangle.non_lazy_tips();
+        if tips.len() > 4 {
+            tips.shuffle(&mut rand::thread_rng());
+            tips.truncate(4);
+            tips.sort_unstable();
+        }
+        if tips.is_empty() {
+            if let Some(m) = st.milestones.values().next_back() {
+                tips.push(m.block_id);
+            } else if let Some(sep) = self.genesis.solid_entry_points.first() {
+                tips.push(*sep);
+            }
+        }
+        tips
+    }
+
+    /// Finds a nonce for `body` (a block without its nonce) at the network's
+    /// minimum score; `cancel` stops the search.
+    pub fn mine(&self, body: &[u8], cancel: &AtomicBool) -> Option<u64> {
+        ledger_codec::pow::mine(body, self.params().min_pow_score, self.pow_workers, cancel)
+    }
+
+    /// Issues a milestone now (dev coordinator): checkpoints gather tips that
+    /// do not fit into one block, then the milestone references every tip.
+    /// Returns once the milestone is confirmed.
+    ///
+    /// # Errors
+    /// No coordinator, or a fault while building or confirming.
+    pub fn issue_milestone(&self) -> Result<MilestoneInfo, EngineError> {
+        let key = self
+            .coordinator
+            .as_ref()
+            .ok_or(EngineError::NoCoordinator)?;
+        if self.shutting_down.load(Ordering::Relaxed) {
+            return Err(EngineError::ShuttingDown);
+        }
+        let _guard = self
+            .confirming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut parents = self.read().tangle.tips();
+        while parents.len() > 8 {
+            let mut next = Vec::new();
+            for chunk in parents.chunks(8) {
+                next.push(self.issue_checkpoint(chunk)?);
+            }
+            next.sort_unstable();
+            parents = next;
+        }
+        if parents.is_empty() {
+            parents = self.select_parents();
+        }
+        let (index, timestamp, previous) = {
+            let st = self.read();
+            let last = st.milestones.values().next_back().copied();
+            let ts =
+                now_secs().max(last.map_or(self.genesis.milestone_timestamp, |l| l.timestamp) + 1);
+            (
+                st.ledger.ledger_index() + 1,
+                ts,
+                last.map_or([0; 32], |l| l.milestone_id),
+            )
+        };
+        let conf = {
+            let st = self.read();
+            whiteflag::compute(
+                &st.tangle,
+                &st.ledger,
+                &self.log,
+                &self.genesis.blob,
+                &parents,
+                timestamp,
+                self.params(),
+            )?
+        };
+        let mut milestone = Milestone {
+            index,
+            timestamp,
+            protocol_version: PROTOCOL_VERSION,
+            previous_milestone_id: Hash32::from(previous),
+            parents: parents.clone().into(),
+            inclusion_merkle_root: Hash32::from(conf.inclusion_root),
+            applied_merkle_root: Hash32::from(conf.applied_root),
+            metadata: Bytes::default(),
+            options: Vec::new(),
+            signatures: Vec::new().into(),
+        };
+        let id = milestone.id();
+        milestone.signatures = vec![Ed25519Signature::new(key.public_key(), key.sign(&id))].into();
+        let block = Block {
+            protocol_version: PROTOCOL_VERSION,
+            parents: parents.into(),
+            payload: Some(Payload::Milestone(milestone)),
+            nonce: 0,
+        };
+        let bytes = block.to_bytes();
+        let block_id = Block::id_of(&bytes);
+        let appended = self.log.append_v2(&bytes)?;
+        {
+            let mut st = self.write();
+            Self::insert_block(&mut st, block_id, &block, appended.location.to_u64());
+        }
+        if !self.confirm_milestone_block(block_id, Some(conf))? {
+            return Err(EngineError::Inconsistent(format!(
+                "own milestone {index} was not confirmed"
+            )));
+        }
+        let info = self.read().milestones.get(&index).copied();
+        info.ok_or_else(|| EngineError::Inconsistent("milestone not recorded".into()))
+    }
+
+    fn issue_checkpoint(&self, parents: &[BlockId]) -> Result<BlockId, EngineError> {
+        let mut block = Block {
+            protocol_version: PROTOCOL_VERSION,
+            parents: parents.to_vec().into(),
+            payload: None,
+            nonce: 0,
+        };
+        let bytes = block.to_bytes();
+        let body = bytes.get(..bytes.len() - 8).unwrap_or_default();
+        let cancel = AtomicBool::new(false);
+        block.nonce = self.mine(body, &cancel).unwrap_or(0);
+        let bytes = block.to_bytes();
+        let id = Block::id_of(&bytes);
+        let appended = self.log.append_v2(&bytes)?;
+        let mut st = self.write();
+        Self::insert_block(&mut st, id, &block, appended.location.to_u64());
+        Ok(id)
+    }
+
+    /// Starts the coordinator thread issuing a milestone every `interval`
+    /// (nothing when zero or without coordinator).
+    pub fn start_coordinator(
+        self: &Arc<Self>,
+        interval: Duration,
+    ) -> Option<std::thread::JoinHandle<()>> {
+        if self.coordinator.is_none() || interval.is_zero() {
+            return None;
+        }
+        let engine = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("coordinator".into())
+            .spawn(move || {
+                while !engine.shutting_down.load(Ordering::Relaxed) {
+                    std::thread::sleep(interval);
+                    if engine.shutting_down.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Err(e) = engine.issue_milestone() {
+                        tracing::error!("coordinator: {e}");
+                    }
+                }
+            })
+            .ok()
+    }
+
+    /// Stops the coordinator and flushes the log.
+    ///
+    /// # Errors
+    /// The final fsync failed.
+    pub fn shutdown(&self) -> Result<(), EngineError> {
+        self.shutting_down.store(true, Ordering::Relaxed);
+        let _guard = self
+            .confirming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.log.sync()?;
+        Ok(())
+    }
+
+    // ---- queries -------------------------------------------------------
+
+    /// The serialized block `id`, zero-copy from the log.
+    pub fn block_bytes(&self, id: &BlockId) -> Option<&[u8]> {
+        self.log.get(&LogId::V2(*id)).map(|r| r.bytes())
+    }
+
+    /// Metadata of block `id`.
+    pub fn block_meta(&self, id: &BlockId) -> Option<BlockMeta> {
+        self.read().tangle.get(id).cloned()
+    }
+
+    /// The ledger index, and the confirmed milestone.
+    pub fn ledger_index(&self) -> u32 {
+        self.read().ledger.ledger_index()
+    }
+
+    /// The latest confirmed milestone.
+    pub fn latest_milestone(&self) -> Option<MilestoneInfo> {
+        self.read().milestones.values().next_back().copied()
+    }
+
+    /// Milestone by index.
+    pub fn milestone_by_index(&self, index: u32) -> Option<MilestoneInfo> {
+        self.read().milestones.get(&index).copied()
+    }
+
+    /// Milestone by id.
+    pub fn milestone_by_id(&self, id: &[u8; 32]) -> Option<MilestoneInfo> {
+        let st = self.read();
+        st.milestone_ids
+            .get(id)
+            .and_then(|i| st.milestones.get(i))
+            .copied()
+    }
+
+    /// An output with its metadata at the current ledger index.
+    pub fn output(&self, id: &[u8; 34]) -> Option<OutputRead> {
+        let st = self.read();
+        let row = st.ledger.get(id)?;
+        let bytes = whiteflag::output_bytes(&self.log, &self.genesis.blob, row.loc)?.to_vec();
+        Some(OutputRead {
+            row,
+            bytes,
+            ledger_index: st.ledger.ledger_index(),
+        })
+    }
+
+    /// The block that included transaction `tx` (via its output 0 in the ledger).
+    pub fn included_block(&self, tx: &[u8; 32]) -> Option<BlockId> {
+        let mut oid = [0u8; 34];
+        oid[..32].copy_from_slice(tx);
+        let st = self.read();
+        let row = st.ledger.get(&oid)?;
+        (row.loc.record != BytesLoc::GENESIS).then_some(row.block_id)
+    }
+
+    /// The `top` richest addresses at ledger index `at` (current when None).
+    ///
+    /// # Errors
+    /// [`RichListError::OutOfRange`] for an index outside the kept range.
+    pub fn richest(
+        &self,
+        top: usize,
+        at: Option<u32>,
+    ) -> Result<(u32, Vec<(AddressKey, u64)>), RichListError> {
+        let st = self.read();
+        let at = at.unwrap_or_else(|| st.richlist.ledger_index());
+        st.richlist.top(top, at).map(|v| (at, v))
+    }
+
+    /// The oldest ledger index that can be queried.
+    pub fn oldest_ledger_index(&self) -> u32 {
+        self.read().richlist.oldest_index()
+    }
+
+    /// All current tips (sorted).
+    pub fn tips(&self) -> Vec<BlockId> {
+        self.read().tangle.tips()
+    }
+
+    /// Number of blocks in the tangle.
+    pub fn block_count(&self) -> usize {
+        self.read().tangle.len()
+    }
+
+    /// The ledger's diff of milestone `index`: (created, consumed) output ids.
+    pub fn milestone_diff(&self, index: u32) -> Option<(Vec<[u8; 34]>, Vec<[u8; 34]>)> {
+        let st = self.read();
+        let d = st.ledger.diff(index)?;
+        let ids = |rows: &[u32]| {
+            rows.iter()
+                .filter_map(|r| st.ledger.row(*r).map(|o| o.output_id))
+                .collect()
+        };
+        Some((ids(&d.created), ids(&d.consumed)))
+    }
+
+    /// Location of a block's record (for zero-copy readers).
+    pub fn block_location(&self, id: &BlockId) -> Option<Location> {
+        self.log.get(&LogId::V2(*id)).map(|r| r.location())
+    }
+
+    /// Every block's inclusion state (for tests and tools).
+    pub fn inclusion(&self, id: &BlockId) -> Option<Inclusion> {
+        self.read().tangle.get(id).map(|m| m.inclusion)
+    }
+}

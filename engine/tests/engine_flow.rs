@@ -1,0 +1,280 @@
+//! The engine end to end: genesis, blocks, milestones by the built-in
+//! coordinator, white-flag, ledger, rich list, restart.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::stardust::{
+    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload,
+    TaggedData, Transaction, Unlock, UnlockCondition, UtxoInput,
+};
+use ledger_codec::types::{Bytes, Hash32};
+use ledger_codec::Codec;
+use ledger_engine::log::Durability;
+use ledger_engine::tangle::Inclusion;
+use ledger_engine::{Engine, EngineConfig, Genesis, SubmitError};
+
+const SUPPLY: u64 = 1_813_620_509_061_365;
+
+fn key() -> SigningKey {
+    SigningKey::from_seed(&[7; 32])
+}
+
+fn genesis_for(key: &SigningKey) -> Genesis {
+    let text = ledger_engine::genesis::DEV_GENESIS_JSON.replace(
+        "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
+        &format!("0x{}", hex::encode(key.address())),
+    );
+    Genesis::from_json(&text).unwrap()
+}
+
+fn open(dir: &std::path::Path) -> Arc<Engine> {
+    let mut c = EngineConfig::dev(dir);
+    c.genesis = genesis_for(&key());
+    c.durability = Durability::Deferred { interval_ms: 50 };
+    Engine::open(c).unwrap()
+}
+
+fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
+    Output::Basic(BasicOutput {
+        amount,
+        native_tokens: vec![],
+        unlock_conditions: vec![UnlockCondition::Address(Address::Ed25519(Hash32::from(to)))],
+        features: vec![],
+    })
+}
+
+fn tagged(engine: &Engine, tag: &[u8]) -> Vec<u8> {
+    Block {
+        protocol_version: 2,
+        parents: engine.select_parents().into(),
+        payload: Some(Payload::TaggedData(TaggedData {
+            tag: Bytes::from(tag.to_vec()),
+            data: Bytes::default(),
+        })),
+        nonce: 0,
+    }
+    .to_bytes()
+}
+
+/// A transaction spending `inputs` (output id, output) into `outputs`, signed by `key`.
+fn transfer(
+    engine: &Engine,
+    key: &SigningKey,
+    inputs: &[([u8; 34], Output<'static>)],
+    outputs: Vec<Output<'static>>,
+) -> Vec<u8> {
+    let utxos: Vec<UtxoInput> = inputs
+        .iter()
+        .map(|(id, _)| {
+            UtxoInput::new(
+                id[..32].try_into().unwrap(),
+                u16::from_le_bytes([id[32], id[33]]),
+            )
+        })
+        .collect();
+    let essence = Essence {
+        network_id: engine.params().network_id(),
+        inputs: Cow::Owned(utxos),
+        inputs_commitment: Hash32::from(inputs_commitment(inputs.iter().map(|(_, o)| o))),
+        outputs,
+        payload: None,
+    };
+    let sig = key.sign(&essence.signing_hash());
+    let mut unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
+        key.public_key(),
+        sig,
+    )))];
+    for _ in 1..inputs.len() {
+        unlocks.push(Unlock::Reference(0));
+    }
+    let tx = Transaction { essence, unlocks };
+    Block {
+        protocol_version: 2,
+        parents: engine.select_parents().into(),
+        payload: Some(Payload::Transaction(tx)),
+        nonce: 0,
+    }
+    .to_bytes()
+}
+
+fn genesis_output() -> ([u8; 34], Output<'static>) {
+    ([0; 34], basic(SUPPLY, key().address()))
+}
+
+fn tx_id_of(block: &[u8]) -> [u8; 32] {
+    match Block::decode(block).unwrap().payload {
+        Some(Payload::Transaction(tx)) => tx.id(),
+        _ => panic!("no transaction"),
+    }
+}
+
+fn output_id(tx: [u8; 32], i: u16) -> [u8; 34] {
+    let mut o = [0u8; 34];
+    o[..32].copy_from_slice(&tx);
+    o[32..].copy_from_slice(&i.to_le_bytes());
+    o
+}
+
+#[test]
+fn a_transfer_is_confirmed_by_the_next_milestone_and_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    assert_eq!(engine.ledger_index(), 0);
+    let m1 = engine.issue_milestone().unwrap();
+    assert_eq!((m1.index, engine.ledger_index()), (1, 1));
+
+    let data = tagged(&engine, b"hello");
+    let data_id = engine.submit_v2(&data).unwrap().block_id;
+    let other = SigningKey::from_seed(&[9; 32]);
+    let tx_block = transfer(
+        &engine,
+        &key(),
+        &[genesis_output()],
+        vec![
+            basic(1_000_000, other.address()),
+            basic(SUPPLY - 1_000_000, key().address()),
+        ],
+    );
+    let tx_block_id = engine.submit_v2(&tx_block).unwrap().block_id;
+    let again = engine.submit_v2(&tx_block).unwrap();
+    assert_eq!(
+        (again.block_id, again.inserted),
+        (tx_block_id, false),
+        "a known block answers with its id"
+    );
+    assert!(
+        engine.output(&output_id(tx_id_of(&tx_block), 0)).is_none(),
+        "unconfirmed outputs do not exist"
+    );
+
+    let m2 = engine.issue_milestone().unwrap();
+    assert_eq!(m2.index, 2);
+    assert_eq!(engine.inclusion(&data_id), Some(Inclusion::NoTransaction));
+    assert_eq!(engine.inclusion(&tx_block_id), Some(Inclusion::Included));
+    let tx = tx_id_of(&tx_block);
+    let out = engine.output(&output_id(tx, 0)).unwrap();
+    assert_eq!(
+        (out.row.amount, out.row.booked_index, out.ledger_index),
+        (1_000_000, 2, 2)
+    );
+    assert_eq!(
+        Output::decode(&out.bytes).unwrap(),
+        basic(1_000_000, other.address())
+    );
+    assert_eq!(engine.output(&[0; 34]).unwrap().row.spent.unwrap().index, 2);
+    assert_eq!(engine.included_block(&tx), Some(tx_block_id));
+
+    let (at, top) = engine.richest(10, None).unwrap();
+    assert_eq!(at, 2);
+    let mut me = [0u8; 33];
+    me[1..].copy_from_slice(&key().address());
+    assert_eq!(top[0], (me, SUPPLY - 1_000_000));
+    assert_eq!(top[1].1, 1_000_000);
+    assert_eq!(
+        engine.richest(10, Some(1)).unwrap().1,
+        vec![(me, SUPPLY)],
+        "history is kept"
+    );
+
+    let before = (
+        engine.ledger_index(),
+        engine.richest(10, Some(1)).unwrap(),
+        engine.richest(10, None).unwrap(),
+        engine.milestone_diff(2),
+        engine.latest_milestone(),
+    );
+    engine.shutdown().unwrap();
+    drop(engine);
+    let engine = open(dir.path());
+    let after = (
+        engine.ledger_index(),
+        engine.richest(10, Some(1)).unwrap(),
+        engine.richest(10, None).unwrap(),
+        engine.milestone_diff(2),
+        engine.latest_milestone(),
+    );
+    assert_eq!(before, after);
+    assert_eq!(engine.inclusion(&tx_block_id), Some(Inclusion::Included));
+    assert_eq!(
+        engine.issue_milestone().unwrap().index,
+        3,
+        "the coordinator continues after restart"
+    );
+}
+
+#[test]
+fn a_double_spend_in_one_milestone_conflicts_and_the_first_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let a = SigningKey::from_seed(&[1; 32]).address();
+    let b = SigningKey::from_seed(&[2; 32]).address();
+    let first = transfer(&engine, &key(), &[genesis_output()], vec![basic(SUPPLY, a)]);
+    let first_id = engine.submit_v2(&first).unwrap().block_id;
+    let second = transfer(&engine, &key(), &[genesis_output()], vec![basic(SUPPLY, b)]);
+    let second_id = engine.submit_v2(&second).unwrap().block_id;
+    engine.issue_milestone().unwrap();
+    // The second block approves the first, so white-flag meets the first one first.
+    assert_eq!(engine.inclusion(&first_id), Some(Inclusion::Included));
+    assert_eq!(
+        engine.inclusion(&second_id),
+        Some(Inclusion::Conflicting(2))
+    );
+    // And across milestones: spending it again is "already spent".
+    let third = transfer(&engine, &key(), &[genesis_output()], vec![basic(SUPPLY, b)]);
+    let third_id = engine.submit_v2(&third).unwrap().block_id;
+    engine.issue_milestone().unwrap();
+    assert_eq!(engine.inclusion(&third_id), Some(Inclusion::Conflicting(1)));
+}
+
+#[test]
+fn more_tips_than_parents_are_gathered_by_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let m1 = engine.issue_milestone().unwrap();
+    let mut ids = Vec::new();
+    for i in 0..30u8 {
+        // All on the milestone block, so each is its own tip.
+        let block = Block {
+            protocol_version: 2,
+            parents: vec![m1.block_id].into(),
+            payload: Some(Payload::TaggedData(TaggedData {
+                tag: Bytes::from(vec![i]),
+                data: Bytes::default(),
+            })),
+            nonce: 0,
+        };
+        ids.push(engine.submit_v2(&block.to_bytes()).unwrap().block_id);
+    }
+    assert_eq!(engine.tips().len(), 30);
+    let m2 = engine.issue_milestone().unwrap();
+    for id in ids {
+        assert_eq!(
+            engine.block_meta(&id).unwrap().referenced_by,
+            Some(m2.index)
+        );
+    }
+}
+
+#[test]
+fn rejects_invalid_blocks_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut block = Block::decode(&tagged(&engine, b"x")).unwrap().into_owned();
+    block.parents = vec![[0x55; 32]].into();
+    match engine.submit_v2(&block.to_bytes()) {
+        Err(SubmitError::Invalid(m)) => assert!(m.contains("not solid"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    block.parents = engine.select_parents().into();
+    block.protocol_version = 3;
+    match engine.submit_v2(&block.to_bytes()) {
+        Err(SubmitError::Invalid(m)) => assert!(m.contains("protocolVersion"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        engine.submit_v2(&[2, 0]),
+        Err(SubmitError::Invalid(_))
+    ));
+}
