@@ -147,7 +147,6 @@ pub struct Receipt<'a> {
     /// Entries, sorted by tail transaction hash.
     pub funds: Vec<MigratedFundsEntry<'a>>,
     /// The treasury transaction (u32 length-prefixed on the wire, as iota.go).
-    #[serde(with = "super::typed::t4")]
     pub transaction: TreasuryTransaction<'a>,
 }
 
