@@ -489,7 +489,7 @@ fn small_types() {
                 rep.eq(
                     &n,
                     "JSON",
-                    serde_json::to_value(&*s).unwrap(),
+                    serde_json::to_value(*s).unwrap(),
                     e["json"].clone(),
                 );
             }

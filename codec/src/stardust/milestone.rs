@@ -182,7 +182,7 @@ impl<'a> Receipt<'a> {
             "funds",
             "tail transaction hash",
         )?;
-        let transaction = read_optional(r, |r| TreasuryTransaction::read(r))
+        let transaction = read_optional(r, TreasuryTransaction::read)
             .at("transaction")?
             .ok_or_else(|| Error::invalid("treasury transaction missing").at("transaction"))?;
         Ok(Self {
