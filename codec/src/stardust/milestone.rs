@@ -147,7 +147,6 @@ pub struct Receipt<'a> {
     /// Entries, sorted by tail transaction hash.
     pub funds: Vec<MigratedFundsEntry<'a>>,
     /// The treasury transaction (u32 length-prefixed on the wire, as iota.go).
-    #[serde(with = "super::typed::t4")]
     pub transaction: TreasuryTransaction<'a>,
 }
 
@@ -183,7 +182,7 @@ impl<'a> Receipt<'a> {
             "funds",
             "tail transaction hash",
         )?;
-        let transaction = read_optional(r, |r| TreasuryTransaction::read(r))
+        let transaction = read_optional(r, TreasuryTransaction::read)
             .at("transaction")?
             .ok_or_else(|| Error::invalid("treasury transaction missing").at("transaction"))?;
         Ok(Self {

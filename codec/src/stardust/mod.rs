@@ -116,6 +116,39 @@ macro_rules! typed_serde {
     };
 }
 
+/// Serde for a struct that carries a fixed numeric `"type"` in its own JSON:
+/// the struct derives `#[serde(remote = "Self")]` and this adds the trait
+/// impls that put the type first.
+macro_rules! typed_struct_serde {
+    ($ty:ident, $n:expr) => {
+        impl serde::Serialize for $ty<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                struct Body<'r, 'a>(&'r $ty<'a>);
+                impl serde::Serialize for Body<'_, '_> {
+                    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        $ty::serialize(self.0, s)
+                    }
+                }
+                crate::types::tagged::serialize(s, $n, &Body(self))
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty<'_> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let (ty, rest) = crate::types::tagged::split(d)?;
+                if ty != $n {
+                    return Err(serde::de::Error::custom(format!(
+                        "type {ty} where type {} is required",
+                        $n
+                    )));
+                }
+                $ty::deserialize(rest).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use typed_struct_serde;
+
 pub(crate) mod typed {
     typed_serde!(t1, t1_opt, 1);
     typed_serde!(t2, t2_opt, 2);

@@ -107,7 +107,7 @@ mod inputs_serde {
 
 /// Transaction Essence (type 1).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Essence<'a> {
     /// Network id (checked against the protocol parameters).
     #[serde(with = "u64_str")]
@@ -339,12 +339,14 @@ impl<'a> Codec<'a> for Essence<'a> {
     }
 }
 
+super::typed_struct_serde!(Essence, 1);
+super::typed_struct_serde!(TreasuryTransaction, 4);
+
 /// Transaction (type 6): essence and one unlock per input.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Transaction<'a> {
     /// What is signed.
-    #[serde(with = "super::typed::t1")]
     pub essence: Essence<'a>,
     /// One per input.
     pub unlocks: Vec<Unlock<'a>>,
@@ -421,7 +423,7 @@ impl<'a> Codec<'a> for Transaction<'a> {
 
 /// Treasury Transaction (type 4): only inside a receipt milestone option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct TreasuryTransaction<'a> {
     /// The previous treasury output.
     #[serde(with = "super::typed::t1")]
