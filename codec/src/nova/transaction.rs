@@ -600,18 +600,9 @@ pub struct Transaction<'a> {
 }
 
 impl<'a> Transaction<'a> {
-    /// Reads everything up to and including the payload (the "essence").
-    fn read_essence(
-        r: &mut Reader<'a>,
-    ) -> Result<(
-        u64,
-        u32,
-        Vec<ContextInput<'a>>,
-        Cow<'a, [UtxoInput]>,
-        Cow<'a, [Allotment]>,
-        Bytes<'a>,
-        Option<Payload<'a>>,
-    )> {
+    /// Reads everything up to and including the payload (the "essence");
+    /// the outputs are left empty.
+    fn read_essence(r: &mut Reader<'a>) -> Result<Self> {
         let network_id = r.u64()?;
         let creation_slot = r.u32()?;
 
@@ -694,15 +685,16 @@ impl<'a> Transaction<'a> {
             Ok(p)
         })
         .at("payload")?;
-        Ok((
+        Ok(Self {
             network_id,
             creation_slot,
             context_inputs,
-            Cow::Borrowed(inputs),
-            Cow::Borrowed(allotments),
+            inputs: Cow::Borrowed(inputs),
+            allotments: Cow::Borrowed(allotments),
             capabilities,
             payload,
-        ))
+            outputs: Vec::new(),
+        })
     }
 
     /// Appends the essence bytes (everything but the outputs).
@@ -792,8 +784,7 @@ impl<'a> Transaction<'a> {
 
 impl<'a> Codec<'a> for Transaction<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let (network_id, creation_slot, context_inputs, inputs, allotments, capabilities, payload) =
-            Self::read_essence(r)?;
+        let mut tx = Self::read_essence(r)?;
         let n = r.len(&OUTPUTS).at("outputs")?;
         let mut outputs = Vec::with_capacity(n);
         let mut total: u64 = 0;
@@ -811,16 +802,7 @@ impl<'a> Codec<'a> for Transaction<'a> {
                 .ok_or_else(|| Error::invalid("sum of output mana overflows").at("outputs"))?;
             outputs.push(o);
         }
-        let tx = Self {
-            network_id,
-            creation_slot,
-            context_inputs,
-            inputs,
-            allotments,
-            capabilities,
-            payload,
-            outputs,
-        };
+        tx.outputs = outputs;
         // Staking / block issuer features and delegation outputs need a commitment input.
         if tx.commitment_input().is_none() {
             for (i, o) in tx.outputs.iter().enumerate() {
