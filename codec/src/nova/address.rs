@@ -111,7 +111,7 @@ pub struct WeightedAddress<'a> {
 #[serde(deny_unknown_fields)]
 pub struct MultiAddress<'a> {
     /// The members.
-    #[serde(deserialize_with = "json::bounded::<_, _, 10>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub addresses: Vec<WeightedAddress<'a>>,
     /// Sum of weights needed to unlock.
     pub threshold: u16,
@@ -174,7 +174,7 @@ pub struct RestrictedAddress<'a> {
     /// Allowed capabilities bitmask.
     #[serde(
         default,
-        deserialize_with = "json::bounded_bytes::<_, 1>",
+        deserialize_with = "json::bounded_bytes::<_, 255>",
         skip_serializing_if = "Bytes::is_empty"
     )]
     pub allowed_capabilities: Bytes<'a>,

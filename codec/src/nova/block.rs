@@ -41,14 +41,14 @@ pub struct TaggedData<'a> {
     /// Tag, 0..64 bytes.
     #[serde(
         default,
-        deserialize_with = "json::bounded_bytes::<_, 64>",
+        deserialize_with = "json::bounded_bytes::<_, 255>",
         skip_serializing_if = "Bytes::is_empty"
     )]
     pub tag: Bytes<'a>,
     /// Data, 0..8192 bytes.
     #[serde(
         default,
-        deserialize_with = "json::bounded_bytes::<_, 8192>",
+        deserialize_with = "json::bounded_bytes::<_, 1048576>",
         skip_serializing_if = "Bytes::is_empty"
     )]
     pub data: Bytes<'a>,
@@ -120,6 +120,27 @@ impl Payload<'_> {
     }
 }
 
+/// [`read_optional`], reporting a payload that needs more bytes than its
+/// length prefix declares as a length mismatch (not as truncated input).
+pub(crate) fn read_payload_slot<'a, T>(
+    r: &mut Reader<'a>,
+    read: impl FnOnce(&mut Reader<'a>) -> Result<T>,
+) -> Result<Option<T>> {
+    let start = r.position();
+    read_optional(r, read).map_err(|e| {
+        let inside = r.position() > start + 4;
+        match e.kind() {
+            ErrorKind::UnexpectedEnd { .. } if inside => Error::invalid(
+                "payload length does not match the consumed payload bytes (declared too short)",
+            ),
+            ErrorKind::LengthMismatch { declared, actual } => Error::invalid(format!(
+                "payload length {declared} does not match the consumed payload bytes {actual}"
+            )),
+            _ => e,
+        }
+    })
+}
+
 // ---------------------------------------------------------------- bodies
 
 fn read_parents<'a>(
@@ -164,14 +185,14 @@ pub struct BasicBody<'a> {
     /// 1..8 strong parents, sorted.
     #[serde(
         serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 8>"
+        deserialize_with = "json::bounded_ids::<_, 36, 255>"
     )]
     pub strong_parents: FixedList<'a, 36>,
     /// 0..8 weak parents, sorted.
     #[serde(
         default,
         serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 8>",
+        deserialize_with = "json::bounded_ids::<_, 36, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub weak_parents: FixedList<'a, 36>,
@@ -179,7 +200,7 @@ pub struct BasicBody<'a> {
     #[serde(
         default,
         serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 8>",
+        deserialize_with = "json::bounded_ids::<_, 36, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub shallow_like_parents: FixedList<'a, 36>,
@@ -197,7 +218,7 @@ impl<'a> Codec<'a> for BasicBody<'a> {
         let weak_parents = read_parents(r, &BASIC_OTHER, "weakParents")?;
         let shallow_like_parents = read_parents(r, &BASIC_OTHER, "shallowLikeParents")?;
         check_disjoint(&strong_parents, &weak_parents, &shallow_like_parents)?;
-        let payload = read_optional(r, Payload::read).at("payload")?;
+        let payload = read_payload_slot(r, Payload::read).at("payload")?;
         let max_burned_mana = r.u64()?;
         Ok(Self {
             strong_parents,
@@ -223,14 +244,14 @@ pub struct ValidationBody<'a> {
     /// 1..50 strong parents, sorted.
     #[serde(
         serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 50>"
+        deserialize_with = "json::bounded_ids::<_, 36, 255>"
     )]
     pub strong_parents: FixedList<'a, 36>,
     /// 0..50 weak parents, sorted.
     #[serde(
         default,
         serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 50>",
+        deserialize_with = "json::bounded_ids::<_, 36, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub weak_parents: FixedList<'a, 36>,
@@ -238,7 +259,7 @@ pub struct ValidationBody<'a> {
     #[serde(
         default,
         serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 50>",
+        deserialize_with = "json::bounded_ids::<_, 36, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub shallow_like_parents: FixedList<'a, 36>,

@@ -1,6 +1,7 @@
 //! JSON conventions of the v3 types (TIP-46/48, serix map encoding), stricter
 //! than the reference nodes: u64 only as decimal strings, lists bounded by
-//! their wire prefix so that encoding never wraps a count.
+//! the capacity of their wire prefix so that encoding never wraps a count
+//! (the exact limits are then checked, with their location, by decoding).
 
 use std::borrow::Cow;
 

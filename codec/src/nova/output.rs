@@ -284,7 +284,7 @@ const TAG: Len = Len::new(Prefix::U8, 1, 64);
 #[serde(deny_unknown_fields)]
 pub struct TagFeature<'a> {
     /// 1..64 bytes.
-    #[serde(deserialize_with = "json::bounded_bytes::<_, 64>")]
+    #[serde(deserialize_with = "json::bounded_bytes::<_, 255>")]
     pub tag: Bytes<'a>,
 }
 
@@ -343,7 +343,7 @@ pub struct BlockIssuer<'a> {
     /// Slot at which the feature expires.
     pub expiry_slot: u32,
     /// 1..128 keys, sorted and unique.
-    #[serde(deserialize_with = "json::bounded::<_, _, 128>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub block_issuer_keys: Vec<BlockIssuerKey<'a>>,
 }
 
@@ -547,12 +547,12 @@ pub struct BasicOutput<'a> {
     #[serde(with = "u64_str")]
     pub mana: u64,
     /// Unlock conditions (Address mandatory).
-    #[serde(deserialize_with = "json::bounded::<_, _, 4>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlock_conditions: Vec<UnlockCondition<'a>>,
     /// Features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 4>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub features: Vec<Feature<'a>>,
@@ -599,19 +599,19 @@ pub struct AccountOutput<'a> {
     /// Foundries created so far.
     pub foundry_counter: u32,
     /// Unlock conditions.
-    #[serde(deserialize_with = "json::bounded::<_, _, 1>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlock_conditions: Vec<UnlockCondition<'a>>,
     /// Features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 4>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub features: Vec<Feature<'a>>,
     /// Immutable features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 2>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub immutable_features: Vec<Feature<'a>>,
@@ -667,19 +667,19 @@ pub struct AnchorOutput<'a> {
     /// State index.
     pub state_index: u32,
     /// Unlock conditions (state controller and governor).
-    #[serde(deserialize_with = "json::bounded::<_, _, 2>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlock_conditions: Vec<UnlockCondition<'a>>,
     /// Features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 3>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub features: Vec<Feature<'a>>,
     /// Immutable features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 2>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub immutable_features: Vec<Feature<'a>>,
@@ -815,19 +815,19 @@ pub struct FoundryOutput<'a> {
     /// Token scheme.
     pub token_scheme: TokenScheme,
     /// Unlock conditions (immutable account address).
-    #[serde(deserialize_with = "json::bounded::<_, _, 1>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlock_conditions: Vec<UnlockCondition<'a>>,
     /// Features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 2>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub features: Vec<Feature<'a>>,
     /// Immutable features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 1>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub immutable_features: Vec<Feature<'a>>,
@@ -883,19 +883,19 @@ pub struct NftOutput<'a> {
     /// NFT id (zero when created).
     pub nft_id: Hash32<'a>,
     /// Unlock conditions (Address mandatory).
-    #[serde(deserialize_with = "json::bounded::<_, _, 4>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlock_conditions: Vec<UnlockCondition<'a>>,
     /// Features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 3>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub features: Vec<Feature<'a>>,
     /// Immutable features.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, 2>",
+        deserialize_with = "json::bounded::<_, _, 255>",
         skip_serializing_if = "json::is_empty"
     )]
     pub immutable_features: Vec<Feature<'a>>,
@@ -950,7 +950,7 @@ pub struct DelegationOutput<'a> {
     /// Last epoch.
     pub end_epoch: u32,
     /// Unlock conditions (Address).
-    #[serde(deserialize_with = "json::bounded::<_, _, 1>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlock_conditions: Vec<UnlockCondition<'a>>,
 }
 

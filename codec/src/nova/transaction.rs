@@ -15,7 +15,7 @@ use crate::nova::block::Payload;
 use crate::nova::json::{self, tagged_enum, u64_str};
 use crate::nova::output::Output;
 use crate::types::{Bytes, Fixed, Hash32};
-use crate::wire::{read_optional, write_optional, Codec, Len, Prefix, Reader};
+use crate::wire::{write_optional, Codec, Len, Prefix, Reader};
 
 /// Max inputs / outputs / context inputs / allotments / unlocks per transaction.
 pub const MAX_IO: usize = 128;
@@ -385,7 +385,7 @@ impl<'a> Codec<'a> for ReferenceUnlock {
 #[serde(deny_unknown_fields)]
 pub struct MultiUnlock<'a> {
     /// 2..10 unlocks (no nested multi unlocks).
-    #[serde(deserialize_with = "json::bounded::<_, _, 10>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 255>")]
     pub unlocks: Vec<Unlock<'a>>,
 }
 
@@ -570,24 +570,24 @@ pub struct Transaction<'a> {
     /// Context inputs, sorted by type then id/index.
     #[serde(
         default,
-        deserialize_with = "json::bounded::<_, _, MAX_IO>",
+        deserialize_with = "json::bounded::<_, _, 65535>",
         skip_serializing_if = "json::is_empty"
     )]
     pub context_inputs: Vec<ContextInput<'a>>,
     /// UTXO inputs (zerocopy), pairwise distinct.
-    #[serde(deserialize_with = "json::bounded_cow::<_, _, MAX_IO>")]
+    #[serde(deserialize_with = "json::bounded_cow::<_, _, 65535>")]
     pub inputs: Cow<'a, [UtxoInput]>,
     /// Mana allotments (zerocopy), sorted by account id.
     #[serde(
         default,
-        deserialize_with = "json::bounded_cow::<_, _, MAX_IO>",
+        deserialize_with = "json::bounded_cow::<_, _, 65535>",
         skip_serializing_if = "json::is_empty"
     )]
     pub allotments: Cow<'a, [Allotment]>,
     /// Capabilities bitmask.
     #[serde(
         default,
-        deserialize_with = "json::bounded_bytes::<_, 1>",
+        deserialize_with = "json::bounded_bytes::<_, 255>",
         skip_serializing_if = "Bytes::is_empty"
     )]
     pub capabilities: Bytes<'a>,
@@ -595,23 +595,14 @@ pub struct Transaction<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Payload<'a>>,
     /// Outputs.
-    #[serde(deserialize_with = "json::bounded::<_, _, MAX_IO>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 65535>")]
     pub outputs: Vec<Output<'a>>,
 }
 
 impl<'a> Transaction<'a> {
-    /// Reads everything up to and including the payload (the "essence").
-    fn read_essence(
-        r: &mut Reader<'a>,
-    ) -> Result<(
-        u64,
-        u32,
-        Vec<ContextInput<'a>>,
-        Cow<'a, [UtxoInput]>,
-        Cow<'a, [Allotment]>,
-        Bytes<'a>,
-        Option<Payload<'a>>,
-    )> {
+    /// Reads everything up to and including the payload (the "essence");
+    /// the outputs are left empty.
+    fn read_essence(r: &mut Reader<'a>) -> Result<Self> {
         let network_id = r.u64()?;
         let creation_slot = r.u32()?;
 
@@ -686,7 +677,7 @@ impl<'a> Transaction<'a> {
         }
 
         let capabilities = read_capabilities(r).at("capabilities")?;
-        let payload = read_optional(r, |r| {
+        let payload = crate::nova::block::read_payload_slot(r, |r| {
             let p = Payload::read(r)?;
             if !matches!(p, Payload::TaggedData(_)) {
                 return Err(Error::new(ErrorKind::UnknownType(p.kind().into())));
@@ -694,15 +685,16 @@ impl<'a> Transaction<'a> {
             Ok(p)
         })
         .at("payload")?;
-        Ok((
+        Ok(Self {
             network_id,
             creation_slot,
             context_inputs,
-            Cow::Borrowed(inputs),
-            Cow::Borrowed(allotments),
+            inputs: Cow::Borrowed(inputs),
+            allotments: Cow::Borrowed(allotments),
             capabilities,
             payload,
-        ))
+            outputs: Vec::new(),
+        })
     }
 
     /// Appends the essence bytes (everything but the outputs).
@@ -792,8 +784,7 @@ impl<'a> Transaction<'a> {
 
 impl<'a> Codec<'a> for Transaction<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let (network_id, creation_slot, context_inputs, inputs, allotments, capabilities, payload) =
-            Self::read_essence(r)?;
+        let mut tx = Self::read_essence(r)?;
         let n = r.len(&OUTPUTS).at("outputs")?;
         let mut outputs = Vec::with_capacity(n);
         let mut total: u64 = 0;
@@ -811,16 +802,7 @@ impl<'a> Codec<'a> for Transaction<'a> {
                 .ok_or_else(|| Error::invalid("sum of output mana overflows").at("outputs"))?;
             outputs.push(o);
         }
-        let tx = Self {
-            network_id,
-            creation_slot,
-            context_inputs,
-            inputs,
-            allotments,
-            capabilities,
-            payload,
-            outputs,
-        };
+        tx.outputs = outputs;
         // Staking / block issuer features and delegation outputs need a commitment input.
         if tx.commitment_input().is_none() {
             for (i, o) in tx.outputs.iter().enumerate() {
@@ -857,7 +839,7 @@ pub struct SignedTransaction<'a> {
     /// The transaction.
     pub transaction: Transaction<'a>,
     /// One unlock per input.
-    #[serde(deserialize_with = "json::bounded::<_, _, MAX_IO>")]
+    #[serde(deserialize_with = "json::bounded::<_, _, 65535>")]
     pub unlocks: Vec<Unlock<'a>>,
 }
 

@@ -1,0 +1,142 @@
+//! Every case of `vectors/nova/negative_blocks.json` is rejected, for its
+//! stated reason (binary, JSON and the naively encoded bytes where given).
+
+mod common;
+
+use ledger_codec::nova::block::Block;
+use ledger_codec::nova::params::ProtocolParameters;
+use ledger_codec::nova::validate_block;
+use ledger_codec::{Codec, Error};
+use serde_json::Value;
+
+fn params() -> ProtocolParameters {
+    let f = common::load("nova", "protocol_parameters.json");
+    ProtocolParameters::from_json(&common::entries(&f)[0]["json"].to_string()).unwrap()
+}
+
+/// What the error message of each case must mention (lower case).
+fn expected(name: &str) -> &'static [&'static str] {
+    match name {
+        "trailing-byte" => &["trailing"],
+        "truncated" => &["unexpected end"],
+        "payload-length-too-large" | "payload-length-too-small" => &["payload", "length"],
+        "unknown-body-type" => &["body", "unknown"],
+        "unknown-payload-type" => &["payload", "unknown"],
+        "unknown-signature-type" => &["signature", "unknown"],
+        "zero-strong-parents" | "nine-strong-parents" => &["strongparents", "out of range"],
+        "strong-parents-unsorted" => &["strongparents", "not sorted"],
+        "strong-parents-duplicate" => &["duplicate parent"],
+        "weak-parent-overlaps-strong" => &["weak parents must be disjoint"],
+        "wrong-network-id" => &["network id mismatch"],
+        "wrong-protocol-version" => &["protocol version"],
+        "tag-too-long" => &["tag"],
+        "commitment-too-old" => &["commitment too old"],
+        "commitment-too-recent" => &["commitment too recent"],
+        "block-signature-bitflip" => &["invalid block signature"],
+        "unlock-count-mismatch" => &["unlock count"],
+        "capabilities-trailing-zero" => &["capabilities"],
+        "context-inputs-unsorted" => &["contextinputs", "not sorted"],
+        "duplicate-input" => &["duplicate input"],
+        "tx-wrong-network-id" => &["transaction network id mismatch"],
+        "tx-creation-slot-after-block-slot" => &["creation slot"],
+        "zero-amount-output" => &["amount must be > 0"],
+        "allotments-unsorted" => &["allotments", "not sorted"],
+        "json-u64-as-json-number" => &["decimal string"],
+        "json-u32-as-json-string" => &["invalid type: string"],
+        "json-hex-without-0x" => &["0x"],
+        "json-fixed-array-wrong-length" => &["expected 32 bytes"],
+        "json-missing-required-field" => &["missing field `issuingtime`"],
+        "json-body-type-mismatch" => &["unknown field"],
+        other => panic!("negative case {other:?} has no expectation in this test"),
+    }
+}
+
+fn assert_mentions(name: &str, how: &str, e: &Error) {
+    let msg = e.to_string().to_lowercase();
+    for w in expected(name) {
+        assert!(
+            msg.contains(w),
+            "case {name} ({how}): error {msg:?} does not mention {w:?}"
+        );
+    }
+}
+
+fn check_bytes(name: &str, how: &str, bytes: &[u8], p: &ProtocolParameters) {
+    let r = Block::decode(bytes).and_then(|b| validate_block(&b, p));
+    let e = r.expect_err(&format!("case {name} ({how}) must be rejected"));
+    assert_mentions(name, how, &e);
+}
+
+#[test]
+fn every_negative_case_is_rejected_for_its_reason() {
+    let p = params();
+    let f = common::load("nova", "negative_blocks.json");
+    let cases = common::entries(&f);
+    assert_eq!(cases.len(), 32);
+    let mut checked = 0;
+    for v in &cases {
+        let name = v["name"].as_str().unwrap();
+        assert_eq!(
+            v["expect"]["result"]
+                .as_str()
+                .map(|s| s.starts_with("reject") || s.contains("invalid")),
+            Some(true)
+        );
+        if let Some(b) = v["bytes"].as_str() {
+            check_bytes(name, "bytes", &common::hex_bytes(name, b), &p);
+            checked += 1;
+        }
+        if let Some(b) = v["bytesIfEncodedNaively"].as_str() {
+            check_bytes(name, "naive bytes", &common::hex_bytes(name, b), &p);
+            checked += 1;
+        }
+        if let Some(j) = v.get("json").filter(|j| !j.is_null()) {
+            let r = Block::from_json(&j.to_string()).and_then(|b| validate_block(&b, &p));
+            let e = r.expect_err(&format!("case {name} (json) must be rejected"));
+            assert_mentions(name, "json", &e);
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= cases.len(),
+        "only {checked} checks for {} cases",
+        cases.len()
+    );
+}
+
+#[test]
+fn negative_json_cases_fail_at_parse_not_only_at_validation() {
+    // Structural JSON faults must never produce a Block at all.
+    let f = common::load("nova", "negative_blocks.json");
+    for v in common::entries(&f) {
+        let name = v["name"].as_str().unwrap();
+        if name.starts_with("json-") {
+            assert!(
+                Block::from_json(&v["json"].to_string()).is_err(),
+                "case {name}"
+            );
+        }
+        // Unsorted/duplicate/overlapping parents are syntactic: JSON must not parse.
+        if matches!(
+            name,
+            "zero-strong-parents"
+                | "nine-strong-parents"
+                | "strong-parents-unsorted"
+                | "strong-parents-duplicate"
+                | "weak-parent-overlaps-strong"
+                | "tag-too-long"
+                | "unlock-count-mismatch"
+                | "capabilities-trailing-zero"
+                | "context-inputs-unsorted"
+                | "duplicate-input"
+                | "zero-amount-output"
+                | "allotments-unsorted"
+        ) {
+            let _: Value = v["json"].clone();
+            assert!(
+                Block::from_json(&v["json"].to_string()).is_err(),
+                "case {name}"
+            );
+        }
+    }
+}
