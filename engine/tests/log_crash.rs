@@ -25,7 +25,9 @@ fn config(cycle: u64) -> LogConfig {
         1 => Durability::Group { interval_ms: 1 },
         _ => Durability::Deferred { interval_ms: 5 },
     };
-    LogConfig::default().with_segment_size(SEGMENT_SIZE).with_durability(durability)
+    LogConfig::default()
+        .with_segment_size(SEGMENT_SIZE)
+        .with_durability(durability)
 }
 
 fn block(rng: &mut impl Rng, cycle: u64, thread: u64, n: u64) -> Vec<u8> {
@@ -83,7 +85,13 @@ fn parse_ack(line: &str) -> Option<BlockId> {
 /// returns the ids it acknowledged.
 fn run_and_kill(dir: &Path, cycle: u64, rng: &mut impl Rng) -> Vec<BlockId> {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "crash_child_process", "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            "crash_child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_DIR, dir)
         .env(CHILD_CYCLE, cycle.to_string())
         .stdout(Stdio::piped())
@@ -150,7 +158,11 @@ fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> bool {
     let mut seen = HashSet::new();
     for record in log.iter() {
         let id = record.id();
-        assert_eq!(&blake2b256(record.bytes())[..], &id.as_bytes()[..32], "cycle {cycle}");
+        assert_eq!(
+            &blake2b256(record.bytes())[..],
+            &id.as_bytes()[..32],
+            "cycle {cycle}"
+        );
         assert!(seen.insert(id), "cycle {cycle}: {id:?} stored twice");
     }
     assert_eq!(seen.len() as u64, log.len());
@@ -171,8 +183,15 @@ fn crash_cycles(cycles: u64, seed: u64) {
         torn += u32::from(verify(dir.path(), cycle, &acked));
     }
     let log = Log::open(dir.path(), config(0)).unwrap();
-    eprintln!("{cycles} kills: {} acknowledged, {:?}, {torn} torn tails", acked.len(), log.stats());
-    assert!(log.stats().segments > 1, "kills should have spanned segment rolls");
+    eprintln!(
+        "{cycles} kills: {} acknowledged, {:?}, {torn} torn tails",
+        acked.len(),
+        log.stats()
+    );
+    assert!(
+        log.stats().segments > 1,
+        "kills should have spanned segment rolls"
+    );
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub enum LogError {
 
 impl LogError {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Self::Io { op, path: path.into(), source }
+        Self::Io {
+            op,
+            path: path.into(),
+            source,
+        }
     }
 }

@@ -68,11 +68,15 @@ pub(crate) const fn id_len(kind: u8) -> Option<usize> {
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at.checked_add(2)?)?.try_into().ok()?))
+    Some(u16::from_le_bytes(
+        b.get(at..at.checked_add(2)?)?.try_into().ok()?,
+    ))
 }
 
 pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 /// Encodes a segment header.
@@ -89,7 +93,9 @@ pub(crate) fn encode_header(number: u32, size: u32) -> [u8; HEADER_LEN] {
 
 /// Validates a segment header and returns the segment size it declares.
 pub(crate) fn decode_header(b: &[u8], number: u32) -> Result<u32, &'static str> {
-    let h = b.get(..HEADER_LEN).ok_or("file shorter than the segment header")?;
+    let h = b
+        .get(..HEADER_LEN)
+        .ok_or("file shorter than the segment header")?;
     if h.get(MAGIC_OFFSET..VERSION_OFFSET) != Some(&MAGIC[..]) {
         return Err("bad magic");
     }
@@ -155,7 +161,10 @@ pub(crate) enum Scan {
 
 /// Looks at the frame starting at `at` of the segment bytes `seg`.
 pub(crate) fn scan_frame(seg: &[u8], at: usize) -> Scan {
-    let Some(head) = at.checked_add(FRAME_HEADER_LEN).and_then(|e| seg.get(at..e)) else {
+    let Some(head) = at
+        .checked_add(FRAME_HEADER_LEN)
+        .and_then(|e| seg.get(at..e))
+    else {
         // No room for a header: the end, unless a header was begun (a short file).
         let rest = seg.get(at..).unwrap_or_default();
         return if rest.iter().all(|&b| b == 0) {
@@ -167,13 +176,18 @@ pub(crate) fn scan_frame(seg: &[u8], at: usize) -> Scan {
     if head.iter().all(|&b| b == 0) {
         return Scan::End;
     }
-    let (Some(crc), Some(len)) = (u32_at(head, FRAME_CRC_OFFSET), u32_at(head, FRAME_LEN_OFFSET))
-    else {
+    let (Some(crc), Some(len)) = (
+        u32_at(head, FRAME_CRC_OFFSET),
+        u32_at(head, FRAME_LEN_OFFSET),
+    ) else {
         return Scan::End;
     };
     let kind = head.get(FRAME_KIND_OFFSET).copied().unwrap_or(0);
     let id_start = at.saturating_add(FRAME_HEADER_LEN);
-    let Some(end) = usize::try_from(len).ok().and_then(|l| id_start.checked_add(l)) else {
+    let Some(end) = usize::try_from(len)
+        .ok()
+        .and_then(|l| id_start.checked_add(l))
+    else {
         return Scan::Invalid("length overflows");
     };
     let Some(covered) = seg.get(at.saturating_add(FRAME_LEN_OFFSET)..end) else {
@@ -186,9 +200,11 @@ pub(crate) fn scan_frame(seg: &[u8], at: usize) -> Scan {
         return Scan::Unsupported(kind);
     };
     match id_start.checked_add(idl) {
-        Some(body_start) if body_start <= end => {
-            Scan::Frame(Frame { kind, body_start, end })
-        }
+        Some(body_start) if body_start <= end => Scan::Frame(Frame {
+            kind,
+            body_start,
+            end,
+        }),
         _ => Scan::Invalid("length shorter than the record id"),
     }
 }
@@ -201,7 +217,10 @@ mod tests {
     fn header_constants_match_the_documented_layout() {
         assert_eq!((VERSION_OFFSET, NUMBER_OFFSET, SIZE_OFFSET), (8, 12, 16));
         assert_eq!((HEADER_CRC_OFFSET, HEADER_LEN), (28, 32));
-        assert_eq!((FRAME_LEN_OFFSET, FRAME_KIND_OFFSET, FRAME_HEADER_LEN), (4, 8, 9));
+        assert_eq!(
+            (FRAME_LEN_OFFSET, FRAME_KIND_OFFSET, FRAME_HEADER_LEN),
+            (4, 8, 9)
+        );
         assert_eq!(SEAL_FRAME_LEN, 17);
     }
 
@@ -209,11 +228,17 @@ mod tests {
     fn header_round_trips_and_rejects_a_flipped_bit() {
         let h = encode_header(7, 1 << 20);
         assert_eq!(decode_header(&h, 7), Ok(1 << 20));
-        assert_eq!(decode_header(&h, 8), Err("segment number does not match the file name"));
+        assert_eq!(
+            decode_header(&h, 8),
+            Err("segment number does not match the file name")
+        );
         for byte in 0..HEADER_LEN {
             let mut bad = h;
             bad[byte] ^= 0x10;
-            assert!(decode_header(&bad, 7).is_err(), "flip in byte {byte} not detected");
+            assert!(
+                decode_header(&bad, 7).is_err(),
+                "flip in byte {byte} not detected"
+            );
         }
     }
 
@@ -221,11 +246,16 @@ mod tests {
     fn frame_round_trips_and_every_truncation_is_invalid() {
         let mut seg = vec![0u8; 3];
         encode_frame(&mut seg, KIND_V2, &[7u8; 32], b"block bytes");
-        let Scan::Frame(f) = scan_frame(&seg, 3) else { panic!("frame not found") };
+        let Scan::Frame(f) = scan_frame(&seg, 3) else {
+            panic!("frame not found")
+        };
         assert_eq!((f.kind, f.body_start, f.end), (KIND_V2, 44, seg.len()));
         assert_eq!(&seg[f.body_start..f.end], b"block bytes");
         for cut in 3 + FRAME_HEADER_LEN..seg.len() {
-            assert!(matches!(scan_frame(&seg[..cut], 3), Scan::Invalid(_)), "cut at {cut}");
+            assert!(
+                matches!(scan_frame(&seg[..cut], 3), Scan::Invalid(_)),
+                "cut at {cut}"
+            );
         }
         // Trailing zeros after a frame read as the end of the data.
         seg.extend_from_slice(&[0u8; 20]);

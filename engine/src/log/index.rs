@@ -20,7 +20,10 @@ pub(crate) struct Entry {
 
 impl Entry {
     pub(crate) fn location(self) -> Location {
-        Location { segment: self.segment, offset: self.offset }
+        Location {
+            segment: self.segment,
+            offset: self.offset,
+        }
     }
 }
 
@@ -67,12 +70,17 @@ pub(crate) struct Index {
 impl Index {
     /// Builds the table over `entries` (append order).
     pub(crate) fn build(segments: &SegmentTable, entries: Vec<Entry>) -> Self {
-        let mut index =
-            Self { hasher: Default::default(), table: HashTable::new(), entries: Vec::new() };
+        let mut index = Self {
+            hasher: Default::default(),
+            table: HashTable::new(),
+            entries: Vec::new(),
+        };
         index.table.reserve(entries.len(), |_| 0);
         index.entries = entries;
         for (n, e) in index.entries.iter().enumerate() {
-            let (Ok(n), Some(id)) = (u32::try_from(n), id_at(segments, *e)) else { continue };
+            let (Ok(n), Some(id)) = (u32::try_from(n), id_at(segments, *e)) else {
+                continue;
+            };
             let hash = index.hasher.hash_one(id);
             // Room was reserved above, so the rehash closure is never called.
             index.table.insert_unique(hash, n, |_| 0);
@@ -94,7 +102,9 @@ impl Index {
 
     /// Appends a record whose id is not in the index yet.
     pub(crate) fn push(&mut self, segments: &SegmentTable, id: &BlockId, e: Entry) -> bool {
-        let Ok(n) = u32::try_from(self.entries.len()) else { return false };
+        let Ok(n) = u32::try_from(self.entries.len()) else {
+            return false;
+        };
         self.entries.push(e);
         let hasher = &self.hasher;
         let entries = &self.entries;

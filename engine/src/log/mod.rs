@@ -122,7 +122,10 @@ impl Location {
     pub const fn from_u64(v: u64) -> Self {
         // NOTE: the halves of a u64 fit a u32 each by construction.
         #[expect(clippy::cast_possible_truncation)]
-        Self { segment: (v >> 32) as u32, offset: v as u32 }
+        Self {
+            segment: (v >> 32) as u32,
+            offset: v as u32,
+        }
     }
 }
 
@@ -175,7 +178,10 @@ pub struct LogConfig {
 impl Default for LogConfig {
     /// 256 MiB segments, group commit every 2 ms.
     fn default() -> Self {
-        Self { segment_size: 256 << 20, durability: Durability::default() }
+        Self {
+            segment_size: 256 << 20,
+            durability: Durability::default(),
+        }
     }
 }
 
@@ -261,7 +267,12 @@ impl fmt::Debug for Record<'_> {
 
 impl<'a> Record<'a> {
     fn new(location: Location, p: index::Parts<'a>) -> Self {
-        Self { location, kind: p.kind, id: p.id, bytes: p.body }
+        Self {
+            location,
+            kind: p.kind,
+            id: p.id,
+            bytes: p.body,
+        }
     }
 
     /// Where the record is.
@@ -401,8 +412,13 @@ fn scan_segment(seg: &Segment, entries: &mut Vec<Entry>) -> Result<(Tail, u32), 
             }
             return Ok((Tail::Sealed, count));
         }
-        entries.push(Entry { segment: seg.number, offset });
-        count = count.checked_add(1).ok_or_else(|| corrupted(seg.number, at, "count"))?;
+        entries.push(Entry {
+            segment: seg.number,
+            offset,
+        });
+        count = count
+            .checked_add(1)
+            .ok_or_else(|| corrupted(seg.number, at, "count"))?;
         at = frame.end;
     }
 }
@@ -454,7 +470,11 @@ impl Log {
             let is_last = Some(n) == last;
             let file_len = seg.bytes().len();
             if !is_last && u64::try_from(file_len).ok() != Some(u64::from(size)) {
-                return Err(corrupted(n, file_len, "file length differs from the header"));
+                return Err(corrupted(
+                    n,
+                    file_len,
+                    "file length differs from the header",
+                ));
             }
             let (tail, count) = scan_segment(&seg, &mut entries)?;
             let end = match (tail, is_last) {
@@ -466,7 +486,12 @@ impl Log {
                 (Tail::Torn(at, why), false) => return Err(corrupted(n, at, why)),
                 (Tail::End(at), true) => at,
                 (Tail::Torn(at, why), true) => {
-                    tracing::warn!(segment = n, offset = at, reason = why, "truncating torn tail");
+                    tracing::warn!(
+                        segment = n,
+                        offset = at,
+                        reason = why,
+                        "truncating torn tail"
+                    );
                     recovery.truncated_at = Some(Location {
                         segment: n,
                         offset: u32::try_from(at).unwrap_or(u32::MAX),
@@ -492,9 +517,9 @@ impl Log {
             Some(w) => w,
             None => {
                 // Empty directory, or the last segment is sealed: start the next one.
-                let n = last.map_or(Some(0), |l| l.checked_add(1)).ok_or(LogError::Full(
-                    "too many segments",
-                ))?;
+                let n = last
+                    .map_or(Some(0), |l| l.checked_add(1))
+                    .ok_or(LogError::Full("too many segments"))?;
                 let seg = Segment::create(&dir, n, config.segment_size)?;
                 segments.install(seg)?;
                 Writer {
@@ -520,12 +545,17 @@ impl Log {
             index: RwLock::new(index),
             writer: Mutex::new(writer),
             // Recovered bytes were fsynced by `truncate_tail` or when their segment was sealed.
-            sync: Mutex::new(SyncState { written: head, synced: head, ..SyncState::default() }),
+            sync: Mutex::new(SyncState {
+                written: head,
+                synced: head,
+                ..SyncState::default()
+            }),
             work: Condvar::new(),
             done: Condvar::new(),
             poisoned: AtomicBool::new(false),
             recovery,
         });
+        let syncer_dir = inner.dir.clone();
         let syncer = match config.durability {
             Durability::EveryAppend => None,
             Durability::Group { interval_ms } | Durability::Deferred { interval_ms } => {
@@ -534,7 +564,7 @@ impl Log {
                 let handle = std::thread::Builder::new()
                     .name("log-sync".into())
                     .spawn(move || inner.run_syncer(interval))
-                    .map_err(|e| LogError::io("spawn syncer", &PathBuf::new(), e))?;
+                    .map_err(|e| LogError::io("spawn syncer thread for", syncer_dir, e))?;
                 Some(handle)
             }
         };
@@ -575,11 +605,17 @@ impl Log {
             drop(w);
             let end = self.record_end(found);
             self.wait_durable(end)?;
-            return Ok(Appended { location: found.location(), inserted: false });
+            return Ok(Appended {
+                location: found.location(),
+                inserted: false,
+            });
         }
         let max = max_body(w.size);
         if body.len() > max {
-            return Err(LogError::RecordTooLarge { len: body.len(), max });
+            return Err(LogError::RecordTooLarge {
+                len: body.len(),
+                max,
+            });
         }
         // Fits in u32: bounded by the segment size above.
         let frame_len = FRAME_HEADER_LEN + id.as_bytes().len() + body.len();
@@ -601,7 +637,10 @@ impl Log {
                 return Err(LogError::io("fsync", &seg.path, e));
             }
         }
-        let entry = Entry { segment: w.segment, offset: w.offset };
+        let entry = Entry {
+            segment: w.segment,
+            offset: w.offset,
+        };
         {
             let mut index = inner.index.write().unwrap_or_else(PoisonError::into_inner);
             if !index.push(&inner.segments, id, entry) {
@@ -619,11 +658,18 @@ impl Log {
             inner.work.notify_one();
         }
         self.wait_durable(end)?;
-        Ok(Appended { location: entry.location(), inserted: true })
+        Ok(Appended {
+            location: entry.location(),
+            inserted: true,
+        })
     }
 
     fn find(&self, id: &BlockId) -> Option<Entry> {
-        let index = self.inner.index.read().unwrap_or_else(PoisonError::into_inner);
+        let index = self
+            .inner
+            .index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         index.find(&self.inner.segments, id)
     }
 
@@ -661,9 +707,16 @@ impl Log {
 
     /// The record at `location`, or `None` if no record starts there.
     pub fn read(&self, location: Location) -> Option<Record<'_>> {
-        let e = Entry { segment: location.segment, offset: location.offset };
+        let e = Entry {
+            segment: location.segment,
+            offset: location.offset,
+        };
         let known = {
-            let index = self.inner.index.read().unwrap_or_else(PoisonError::into_inner);
+            let index = self
+                .inner
+                .index
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
             index.contains_entry(e)
         };
         if known {
@@ -674,18 +727,38 @@ impl Log {
     }
 
     fn record(&self, e: Entry) -> Option<Record<'_>> {
-        Some(Record::new(e.location(), index::parts(&self.inner.segments, e)?))
+        Some(Record::new(
+            e.location(),
+            index::parts(&self.inner.segments, e)?,
+        ))
     }
 
     /// All records in append order, as of this call (later appends are not visited).
     pub fn iter(&self) -> Iter<'_> {
-        let end = self.inner.index.read().unwrap_or_else(PoisonError::into_inner).entries.len();
-        Iter { log: self, next: 0, end, buf: VecDeque::new() }
+        let end = self
+            .inner
+            .index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries
+            .len();
+        Iter {
+            log: self,
+            next: 0,
+            end,
+            buf: VecDeque::new(),
+        }
     }
 
     /// Number of records stored.
     pub fn len(&self) -> u64 {
-        let n = self.inner.index.read().unwrap_or_else(PoisonError::into_inner).entries.len();
+        let n = self
+            .inner
+            .index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries
+            .len();
         u64::try_from(n).unwrap_or(u64::MAX)
     }
 
@@ -766,7 +839,9 @@ impl Drop for Log {
 
 impl Inner {
     fn segment(&self, n: u32) -> Result<&Segment, LogError> {
-        self.segments.get(n).ok_or_else(|| corrupted(n, 0, "segment not installed"))
+        self.segments
+            .get(n)
+            .ok_or_else(|| corrupted(n, 0, "segment not installed"))
     }
 
     fn poison(&self) {
@@ -791,7 +866,10 @@ impl Inner {
             self.poison();
             return Err(LogError::io("fsync", &seg.path, e));
         }
-        let next = w.segment.checked_add(1).ok_or(LogError::Full("too many segments"))?;
+        let next = w
+            .segment
+            .checked_add(1)
+            .ok_or(LogError::Full("too many segments"))?;
         if next >= segment::MAX_SEGMENTS {
             return Err(LogError::Full("too many segments"));
         }
@@ -860,7 +938,10 @@ pub struct Iter<'a> {
 
 impl fmt::Debug for Iter<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").field("next", &self.next).field("end", &self.end).finish()
+        f.debug_struct("Iter")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .finish()
     }
 }
 
@@ -871,8 +952,14 @@ impl<'a> Iterator for Iter<'a> {
         if self.buf.is_empty() && self.next < self.end {
             // Copy a batch of entries so the index lock is taken once per 1024 records.
             let upto = self.end.min(self.next.saturating_add(1024));
-            let index = self.log.inner.index.read().unwrap_or_else(PoisonError::into_inner);
-            self.buf.extend(index.entries.get(self.next..upto).unwrap_or_default());
+            let index = self
+                .log
+                .inner
+                .index
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.buf
+                .extend(index.entries.get(self.next..upto).unwrap_or_default());
             self.next = upto;
         }
         let e = self.buf.pop_front()?;
@@ -880,7 +967,10 @@ impl<'a> Iterator for Iter<'a> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.end.saturating_sub(self.next).saturating_add(self.buf.len());
+        let n = self
+            .end
+            .saturating_sub(self.next)
+            .saturating_add(self.buf.len());
         (n, Some(n))
     }
 }

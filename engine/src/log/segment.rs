@@ -52,7 +52,12 @@ impl Segment {
             .open(&path)
             .map_err(|e| LogError::io("open", &path, e))?;
         let map = map(&file, &path)?;
-        Ok(Self { number, path, file, map })
+        Ok(Self {
+            number,
+            path,
+            file,
+            map,
+        })
     }
 
     /// Creates segment `number` of `size` bytes: header, zero-filled rest, fsynced, then
@@ -70,12 +75,19 @@ impl Segment {
             .map_err(|e| LogError::io("create", &tmp, e))?;
         file.write_all(&format::encode_header(number, size))
             .map_err(|e| LogError::io("write", &tmp, e))?;
-        file.set_len(u64::from(size)).map_err(|e| LogError::io("extend", &tmp, e))?;
-        file.sync_all().map_err(|e| LogError::io("fsync", &tmp, e))?;
+        file.set_len(u64::from(size))
+            .map_err(|e| LogError::io("extend", &tmp, e))?;
+        file.sync_all()
+            .map_err(|e| LogError::io("fsync", &tmp, e))?;
         fs::rename(&tmp, &path).map_err(|e| LogError::io("rename", &tmp, e))?;
         sync_dir(dir)?;
         let map = map(&file, &path)?;
-        Ok(Self { number, path, file, map })
+        Ok(Self {
+            number,
+            path,
+            file,
+            map,
+        })
     }
 
     /// The mapped bytes of the whole segment.
@@ -88,14 +100,27 @@ impl Segment {
     /// Everything after `end` is dropped, so a later scan cannot mistake stale bytes for
     /// records. Used on the active segment at open, before anyone can borrow the map.
     pub(crate) fn truncate_tail(self, end: u64, size: u32) -> Result<Self, LogError> {
-        let Self { number, path, file, map } = self;
+        let Self {
+            number,
+            path,
+            file,
+            map,
+        } = self;
         // The map must be gone before the file shrinks: pages past the new end would fault.
         drop(map);
-        file.set_len(end).map_err(|e| LogError::io("truncate", &path, e))?;
-        file.set_len(u64::from(size)).map_err(|e| LogError::io("extend", &path, e))?;
-        file.sync_all().map_err(|e| LogError::io("fsync", &path, e))?;
+        file.set_len(end)
+            .map_err(|e| LogError::io("truncate", &path, e))?;
+        file.set_len(u64::from(size))
+            .map_err(|e| LogError::io("extend", &path, e))?;
+        file.sync_all()
+            .map_err(|e| LogError::io("fsync", &path, e))?;
         let map = self::map(&file, &path)?;
-        Ok(Self { number, path, file, map })
+        Ok(Self {
+            number,
+            path,
+            file,
+            map,
+        })
     }
 }
 
@@ -119,8 +144,11 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), LogError> {
 /// Append-only table of segments; a segment once installed is never moved or dropped before
 /// the table, so `&Segment` (and slices of its map) live as long as `&self`.
 pub(crate) struct SegmentTable {
-    chunks: Box<[OnceLock<Box<[OnceLock<Segment>]>>]>,
+    chunks: Box<[OnceLock<Chunk>]>,
 }
+
+/// `CHUNK` segment slots, allocated when the first of them is used.
+type Chunk = Box<[OnceLock<Segment>]>;
 
 impl std::fmt::Debug for SegmentTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,7 +158,9 @@ impl std::fmt::Debug for SegmentTable {
 
 impl SegmentTable {
     pub(crate) fn new() -> Self {
-        Self { chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect() }
+        Self {
+            chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+        }
     }
 
     fn slot(&self, number: u32) -> Option<&OnceLock<Segment>> {
@@ -149,8 +179,12 @@ impl SegmentTable {
 
     /// Installs segment `seg.number`; fails if the table is full or the slot taken.
     pub(crate) fn install(&self, seg: Segment) -> Result<&Segment, LogError> {
-        let slot = self.slot(seg.number).ok_or(LogError::Full("too many segments"))?;
-        slot.set(seg).map_err(|_| LogError::Config("segment installed twice"))?;
-        slot.get().ok_or(LogError::Config("segment installed twice"))
+        let slot = self
+            .slot(seg.number)
+            .ok_or(LogError::Full("too many segments"))?;
+        slot.set(seg)
+            .map_err(|_| LogError::Config("segment installed twice"))?;
+        slot.get()
+            .ok_or(LogError::Config("segment installed twice"))
     }
 }

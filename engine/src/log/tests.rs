@@ -24,7 +24,9 @@ fn segment_path(dir: &Path, n: u32) -> PathBuf {
 
 /// Every record's id and bytes in append order.
 fn contents(log: &Log) -> Vec<(BlockId, Location, Vec<u8>)> {
-    log.iter().map(|r| (r.id(), r.location(), r.bytes().to_vec())).collect()
+    log.iter()
+        .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
+        .collect()
 }
 
 #[test]
@@ -65,11 +67,24 @@ fn appending_a_known_id_returns_the_existing_location() {
     let first = log.append_v2(b"same block").unwrap();
     log.append_v2(b"other block").unwrap();
     let again = log.append_v2(b"same block").unwrap();
-    assert_eq!(again, Appended { location: first.location, inserted: false });
+    assert_eq!(
+        again,
+        Appended {
+            location: first.location,
+            inserted: false
+        }
+    );
     assert_eq!(log.len(), 2);
     let used = log.stats().used_bytes;
-    assert_eq!(log.append_v2(b"same block").unwrap().location, first.location);
-    assert_eq!(log.stats().used_bytes, used, "nothing written for a known id");
+    assert_eq!(
+        log.append_v2(b"same block").unwrap().location,
+        first.location
+    );
+    assert_eq!(
+        log.stats().used_bytes,
+        used,
+        "nothing written for a known id"
+    );
 }
 
 #[test]
@@ -86,7 +101,10 @@ fn v3_records_keep_their_36_byte_id_beside_v2_records() {
     }
     let log = Log::open(dir.path(), FAST).unwrap();
     let r = log.get(&BlockId::V3(id)).unwrap();
-    assert_eq!((r.kind(), r.bytes()), (RecordKind::V3Block, &b"v3 block"[..]));
+    assert_eq!(
+        (r.kind(), r.bytes()),
+        (RecordKind::V3Block, &b"v3 block"[..])
+    );
     assert_eq!(r.id(), BlockId::V3(id));
     // A v2 id with the same leading bytes is a different key.
     let mut short = [0u8; 32];
@@ -102,7 +120,9 @@ fn reopened_log_equals_the_log_before_in_every_durability_mode() {
         Durability::Deferred { interval_ms: 1 },
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let config = LogConfig::default().with_segment_size(8192).with_durability(durability);
+        let config = LogConfig::default()
+            .with_segment_size(8192)
+            .with_durability(durability);
         let before = {
             let log = Log::open(dir.path(), config).unwrap();
             for i in 0..120 {
@@ -119,7 +139,11 @@ fn reopened_log_equals_the_log_before_in_every_durability_mode() {
         log.append_v2(b"after reopen").unwrap();
         let after = contents(&log);
         drop(log);
-        assert_eq!(contents(&Log::open(dir.path(), config).unwrap()), after, "{durability:?}");
+        assert_eq!(
+            contents(&Log::open(dir.path(), config).unwrap()),
+            after,
+            "{durability:?}"
+        );
     }
 }
 
@@ -174,7 +198,11 @@ fn torn_last_record_at_every_byte_is_truncated_and_the_log_still_opens() {
             }
             drop(f);
             let log = Log::open(dir.path(), FAST).unwrap();
-            assert_eq!(contents(&log), all[..4], "cut at {cut}, zero_fill {zero_fill}");
+            assert_eq!(
+                contents(&log),
+                all[..4],
+                "cut at {cut}, zero_fill {zero_fill}"
+            );
             let torn = log.recovery().truncated_at;
             if cut == start {
                 assert_eq!(torn, None, "nothing left of the record at {cut}");
@@ -194,7 +222,11 @@ fn checksum_flip_in_the_active_segment_truncates_from_the_damaged_record() {
     let dir = tempfile::tempdir().unwrap();
     let (all, _) = fill(dir.path(), 6);
     let path = segment_path(dir.path(), 0);
-    let f = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
     // Flip one bit in the body of record 3.
     let at = u64::from(all[3].1.offset()) + 60;
     let mut b = [0u8; 1];
@@ -226,7 +258,11 @@ fn checksum_flip_in_a_sealed_segment_is_reported_as_corruption() {
         contents(&log)
     };
     let victim = all.iter().find(|r| r.1.segment() == 1).unwrap().1;
-    let f = OpenOptions::new().read(true).write(true).open(segment_path(dir.path(), 1)).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(segment_path(dir.path(), 1))
+        .unwrap();
     let at = u64::from(victim.offset()) + 12;
     let mut b = [0u8; 1];
     f.read_exact_at(&mut b, at).unwrap();
@@ -240,7 +276,17 @@ fn checksum_flip_in_a_sealed_segment_is_reported_as_corruption() {
     f.write_all_at(&[b[0]], at).unwrap();
     f.write_all_at(&[0xAA], 20).unwrap();
     let err = Log::open(dir.path(), config).unwrap_err();
-    assert!(matches!(err, LogError::Corrupted { segment: 1, offset: 0, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            LogError::Corrupted {
+                segment: 1,
+                offset: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -270,10 +316,16 @@ fn record_of_an_unknown_kind_with_a_valid_checksum_is_unsupported() {
     let (all, stats) = fill(dir.path(), 2);
     let mut frame = Vec::new();
     format::encode_frame(&mut frame, 0x42, &[], b"from the future");
-    let f = OpenOptions::new().write(true).open(segment_path(dir.path(), 0)).unwrap();
+    let f = OpenOptions::new()
+        .write(true)
+        .open(segment_path(dir.path(), 0))
+        .unwrap();
     f.write_all_at(&frame, stats.used_bytes).unwrap();
     let err = Log::open(dir.path(), FAST).unwrap_err();
-    assert!(matches!(err, LogError::UnsupportedRecord { kind: 0x42, .. }), "{err}");
+    assert!(
+        matches!(err, LogError::UnsupportedRecord { kind: 0x42, .. }),
+        "{err}"
+    );
     assert_eq!(all.len(), 2);
 }
 
@@ -283,7 +335,10 @@ fn oversized_record_is_rejected_and_the_log_stays_usable() {
     let log = Log::open(dir.path(), FAST.with_segment_size(4096)).unwrap();
     let max = log.max_record_len();
     let err = log.append_v2(&vec![1u8; max + 1]).unwrap_err();
-    assert!(matches!(err, LogError::RecordTooLarge { len, .. } if len == max + 1), "{err}");
+    assert!(
+        matches!(err, LogError::RecordTooLarge { len, .. } if len == max + 1),
+        "{err}"
+    );
     log.append_v2(&vec![2u8; max]).unwrap();
     log.append_v2(&vec![3u8; max]).unwrap();
     assert_eq!(log.stats().segments, 2);
@@ -295,8 +350,18 @@ fn read_of_a_location_that_is_not_a_record_start_is_none() {
     let log = Log::open(dir.path(), FAST).unwrap();
     let a = log.append_v2(b"some block").unwrap().location;
     assert!(log.read(a).is_some());
-    assert!(log.read(Location { segment: 0, offset: a.offset + 1 }).is_none());
-    assert!(log.read(Location { segment: 5, offset: a.offset }).is_none());
+    assert!(log
+        .read(Location {
+            segment: 0,
+            offset: a.offset + 1
+        })
+        .is_none());
+    assert!(log
+        .read(Location {
+            segment: 5,
+            offset: a.offset
+        })
+        .is_none());
 }
 
 #[test]
@@ -331,7 +396,10 @@ fn concurrent_appenders_and_readers_see_every_block_once() {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len() as u64, expected, "no id stored twice");
-    assert!(all.windows(2).all(|w| w[0].1 < w[1].1), "iteration in append order");
+    assert!(
+        all.windows(2).all(|w| w[0].1 < w[1].1),
+        "iteration in append order"
+    );
     drop(log);
     assert_eq!(contents(&Log::open(dir.path(), config).unwrap()), all);
 }
