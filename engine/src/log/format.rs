@@ -165,7 +165,13 @@ pub(crate) fn scan_frame(seg: &[u8], at: usize) -> Scan {
         .checked_add(FRAME_HEADER_LEN)
         .and_then(|e| seg.get(at..e))
     else {
-        return Scan::End;
+        // No room for a header: the end, unless a header was begun (a short file).
+        let rest = seg.get(at..).unwrap_or_default();
+        return if rest.iter().all(|&b| b == 0) {
+            Scan::End
+        } else {
+            Scan::Invalid("frame header cut short")
+        };
     };
     if head.iter().all(|&b| b == 0) {
         return Scan::End;

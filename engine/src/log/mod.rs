@@ -555,6 +555,7 @@ impl Log {
             poisoned: AtomicBool::new(false),
             recovery,
         });
+        let syncer_dir = inner.dir.clone();
         let syncer = match config.durability {
             Durability::EveryAppend => None,
             Durability::Group { interval_ms } | Durability::Deferred { interval_ms } => {
@@ -563,7 +564,7 @@ impl Log {
                 let handle = std::thread::Builder::new()
                     .name("log-sync".into())
                     .spawn(move || inner.run_syncer(interval))
-                    .map_err(|e| LogError::io("spawn syncer", &PathBuf::new(), e))?;
+                    .map_err(|e| LogError::io("spawn syncer thread for", syncer_dir, e))?;
                 Some(handle)
             }
         };

@@ -144,8 +144,11 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), LogError> {
 /// Append-only table of segments; a segment once installed is never moved or dropped before
 /// the table, so `&Segment` (and slices of its map) live as long as `&self`.
 pub(crate) struct SegmentTable {
-    chunks: Box<[OnceLock<Box<[OnceLock<Segment>]>>]>,
+    chunks: Box<[OnceLock<Chunk>]>,
 }
+
+/// `CHUNK` segment slots, allocated when the first of them is used.
+type Chunk = Box<[OnceLock<Segment>]>;
 
 impl std::fmt::Debug for SegmentTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

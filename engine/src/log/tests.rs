@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::*;
 
 const FAST: LogConfig = LogConfig {
-    segment_size: 256 << 20,
+    segment_size: 1 << 20,
     durability: Durability::Deferred { interval_ms: 1000 },
 };
 
@@ -204,7 +204,7 @@ fn torn_last_record_at_every_byte_is_truncated_and_the_log_still_opens() {
                 "cut at {cut}, zero_fill {zero_fill}"
             );
             let torn = log.recovery().truncated_at;
-            if cut == start && zero_fill {
+            if cut == start {
                 assert_eq!(torn, None, "nothing left of the record at {cut}");
             } else {
                 assert_eq!(torn, Some(all[4].1), "cut at {cut}, zero_fill {zero_fill}");
