@@ -1,1 +1,16 @@
 //! The REST layer of ledger-node: a thin axum app over the engine.
+//!
+//! Seams: [`app::app`] builds the router from an [`app::AppState`], which holds the node as
+//! `Arc<dyn` [`node::NodeApi`]`>`; handlers answer errors with [`error::ApiError`] and
+//! negotiate encodings with [`media`].
+
+pub mod access;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod jwt;
+pub mod media;
+pub mod node;
+pub mod routes;
+pub mod run;

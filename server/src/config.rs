@@ -1,0 +1,271 @@
+//! The resolved configuration of a running node: command line and environment over the
+//! config file over the defaults.
+
+use std::{
+    fs,
+    net::{Ipv4Addr, SocketAddr},
+    path::PathBuf,
+    time::Duration,
+};
+
+use crate::{
+    access::{DEFAULT_PROTECTED_ROUTES, DEFAULT_PUBLIC_ROUTES},
+    app::DEFAULT_BODY_LIMIT,
+    cli::RunArgs,
+};
+
+/// Default data directory.
+pub const DEFAULT_DATA_DIR: &str = "./data";
+/// Default REST API address.
+pub const DEFAULT_API_BIND: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 14265);
+/// Default seconds between coordinator milestones.
+pub const DEFAULT_COORDINATOR_INTERVAL: u64 = 1;
+
+/// Errors resolving the configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML for these settings.
+    #[error("invalid config file {}: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: Box<toml::de::Error>,
+    },
+    /// A setting has a value that makes no sense.
+    #[error("invalid setting {name}: {reason}")]
+    Invalid {
+        /// The setting (long flag name).
+        name: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+/// Everything `ledger-node run` needs, with defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// Directory for the block log, ledger and token secret.
+    pub data_dir: PathBuf,
+    /// Genesis file; `None` = the built-in dev genesis.
+    pub genesis: Option<PathBuf>,
+    /// REST API address.
+    pub api_bind: SocketAddr,
+    /// Whether the built-in coordinator runs.
+    pub coordinator: bool,
+    /// Time between milestones; `None` = only on demand.
+    pub coordinator_interval: Option<Duration>,
+    /// Whether the node does PoW for submitted blocks.
+    pub pow: bool,
+    /// PoW threads (at least 1).
+    pub pow_workers: usize,
+    /// v3 protocol parameters file; `None` = v3 off.
+    pub v3_protocol_parameters: Option<PathBuf>,
+    /// Largest request body in bytes.
+    pub api_body_limit: usize,
+    /// Public route patterns.
+    pub public_routes: Vec<String>,
+    /// Protected route patterns.
+    pub protected_routes: Vec<String>,
+}
+
+impl NodeConfig {
+    /// Resolves `args` (command line and environment, as parsed by clap) over the config file
+    /// they name, over the defaults.
+    pub fn resolve(args: RunArgs) -> Result<Self, ConfigError> {
+        let file = match &args.config {
+            Some(path) => {
+                let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                toml::from_str::<RunArgs>(&text).map_err(|source| ConfigError::Parse {
+                    path: path.clone(),
+                    source: Box::new(source),
+                })?
+            }
+            None => RunArgs::default(),
+        };
+        Self::from_args(args.or(file))
+    }
+
+    /// Fills in the defaults of merged settings and checks them.
+    pub fn from_args(args: RunArgs) -> Result<Self, ConfigError> {
+        let pow_workers = match args.pow_workers {
+            Some(0) => {
+                return Err(ConfigError::Invalid {
+                    name: "pow-workers",
+                    reason: "must be at least 1",
+                })
+            }
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let api_body_limit = match args.api_body_limit {
+            Some(0) => {
+                return Err(ConfigError::Invalid {
+                    name: "api-body-limit",
+                    reason: "must be at least 1",
+                })
+            }
+            Some(n) => n,
+            None => DEFAULT_BODY_LIMIT,
+        };
+        let routes = |given: Option<Vec<String>>, default: &[&str]| match given {
+            Some(list) => list
+                .into_iter()
+                .map(|r| r.trim().to_owned())
+                .filter(|r| !r.is_empty())
+                .collect(),
+            None => default.iter().map(|&r| r.to_owned()).collect(),
+        };
+        let interval = args
+            .coordinator_interval
+            .unwrap_or(DEFAULT_COORDINATOR_INTERVAL);
+        Ok(Self {
+            data_dir: args
+                .data_dir
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+            genesis: args.genesis,
+            api_bind: args.api_bind.unwrap_or(DEFAULT_API_BIND),
+            coordinator: !args.no_coordinator.unwrap_or(false),
+            coordinator_interval: (interval > 0).then(|| Duration::from_secs(interval)),
+            pow: !args.no_pow.unwrap_or(false),
+            pow_workers,
+            v3_protocol_parameters: args.v3_protocol_parameters,
+            api_body_limit,
+            public_routes: routes(args.public_routes, DEFAULT_PUBLIC_ROUTES),
+            protected_routes: routes(args.protected_routes, DEFAULT_PROTECTED_ROUTES),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn parse(args: &[&str]) -> RunArgs {
+        let cli = Cli::try_parse_from(std::iter::once("ledger-node").chain(args.iter().copied()))
+            .expect("parse");
+        match cli.into_command() {
+            Command::Run(run) => run,
+            other => panic!("not run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_arguments_give_the_dev_defaults() {
+        let config = NodeConfig::from_args(RunArgs::default()).expect("defaults");
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.api_bind, "127.0.0.1:14265".parse().expect("addr"));
+        assert!(config.coordinator && config.pow);
+        assert_eq!(config.coordinator_interval, Some(Duration::from_secs(1)));
+        assert!(config.pow_workers >= 1);
+        assert_eq!(config.api_body_limit, 1 << 20);
+        assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
+        assert!(config.public_routes.iter().any(|r| r == "/health"));
+    }
+
+    #[test]
+    fn flags_parse_with_and_without_run() {
+        let flags = [
+            "--data-dir=/tmp/x",
+            "--genesis=g.json",
+            "--api-bind=0.0.0.0:1",
+            "--coordinator-interval=0",
+            "--no-coordinator",
+            "--pow-workers=3",
+            "--no-pow",
+            "--v3-protocol-parameters=p.json",
+            "--public-routes=/a,/b*",
+            "--protected-routes=",
+        ];
+        let top = parse(&flags);
+        let mut with_run = vec!["run"];
+        with_run.extend(flags);
+        assert_eq!(parse(&with_run), top);
+        let config = NodeConfig::from_args(top).expect("valid");
+        assert_eq!(config.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!(config.genesis, Some(PathBuf::from("g.json")));
+        assert_eq!(config.api_bind, "0.0.0.0:1".parse().expect("addr"));
+        assert_eq!(config.coordinator_interval, None);
+        assert!(!config.coordinator && !config.pow);
+        assert_eq!(config.pow_workers, 3);
+        assert_eq!(config.v3_protocol_parameters, Some(PathBuf::from("p.json")));
+        assert_eq!(
+            config.public_routes,
+            vec!["/a".to_owned(), "/b*".to_owned()]
+        );
+        assert!(config.protected_routes.is_empty());
+    }
+
+    #[test]
+    fn boolean_flags_take_an_explicit_value() {
+        let args = parse(&["--no-pow=false", "--no-coordinator=true"]);
+        assert_eq!(args.no_pow, Some(false));
+        assert_eq!(args.no_coordinator, Some(true));
+    }
+
+    #[test]
+    fn command_line_wins_over_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("node.toml");
+        fs::write(
+            &file,
+            "data-dir = \"/from/file\"\napi-bind = \"127.0.0.1:9\"\nno-pow = true\n\
+             public-routes = [\"/health\"]\n",
+        )
+        .expect("write");
+        let file_arg = format!("--config={}", file.display());
+        let config = NodeConfig::resolve(parse(&[&file_arg, "--data-dir=/from/cli"])).expect("ok");
+        assert_eq!(config.data_dir, PathBuf::from("/from/cli"));
+        assert_eq!(config.api_bind, "127.0.0.1:9".parse().expect("addr"));
+        assert!(!config.pow);
+        assert_eq!(config.public_routes, vec!["/health".to_owned()]);
+        assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
+    }
+
+    #[test]
+    fn bad_config_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("node.toml");
+        fs::write(&file, "data-dri = \"x\"\n").expect("write");
+        let args = RunArgs {
+            config: Some(file),
+            ..RunArgs::default()
+        };
+        assert!(matches!(
+            NodeConfig::resolve(args),
+            Err(ConfigError::Parse { .. })
+        ));
+        let missing = RunArgs {
+            config: Some(dir.path().join("missing.toml")),
+            ..RunArgs::default()
+        };
+        assert!(matches!(
+            NodeConfig::resolve(missing),
+            Err(ConfigError::Read { .. })
+        ));
+        let zero = RunArgs {
+            pow_workers: Some(0),
+            ..RunArgs::default()
+        };
+        assert!(matches!(
+            NodeConfig::from_args(zero),
+            Err(ConfigError::Invalid { .. })
+        ));
+    }
+}

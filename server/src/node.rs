@@ -1,0 +1,42 @@
+//! The seam between the REST layer and the node behind it.
+//!
+//! Handlers only see [`NodeApi`] (through [`crate::app::AppState::node`]); the ledger engine
+//! implements it, and [`StubNode`] stands in for it where no ledger is needed.
+
+use crate::routes::peers::Peer;
+
+/// An error the node reports to the REST layer that is not the client's fault.
+pub type NodeError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the REST layer asks of the node. Calls are cheap and synchronous; a handler that
+/// triggers heavy work (PoW, waiting for a milestone) runs it with
+/// `tokio::task::spawn_blocking` on a clone of the `Arc`.
+pub trait NodeApi: Send + Sync + 'static {
+    /// Whether the node is healthy (`GET /health`, `info.status.isHealthy`). A dev node that
+    /// runs its own coordinator is healthy without peers.
+    fn is_healthy(&self) -> bool;
+
+    /// The node's peers (`GET /api/core/v2/peers`). Empty until peering exists.
+    fn peers(&self) -> Vec<Peer> {
+        Vec::new()
+    }
+
+    /// Called once when the server has stopped accepting requests: flush everything to disk.
+    fn shutdown(&self) -> Result<(), NodeError> {
+        Ok(())
+    }
+}
+
+/// A node without a ledger: healthy when it runs its own coordinator, no peers, nothing to
+/// flush. Used by the binary until the engine is attached, and by tests of the HTTP layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StubNode {
+    /// Whether the node runs its own coordinator (the dev default).
+    pub coordinator: bool,
+}
+
+impl NodeApi for StubNode {
+    fn is_healthy(&self) -> bool {
+        self.coordinator
+    }
+}

@@ -1,0 +1,35 @@
+//! The endpoints that need no ledger: health, route list, peers, and the submit stub.
+
+use axum::{extract::State, http::StatusCode, Json};
+use serde::{Deserialize, Serialize};
+
+use crate::{app::AppState, error::ApiError};
+
+pub mod blocks;
+pub mod peers;
+
+/// The API groups this node serves, as listed by `GET /api/routes`.
+pub const ROUTE_GROUPS: &[&str] = &["core/v2"];
+
+/// `GET /health`: 200 with no body when healthy, 503 otherwise.
+pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {
+    if state.node.is_healthy() {
+        Ok(StatusCode::OK)
+    } else {
+        Err(ApiError::unavailable("node is not healthy"))
+    }
+}
+
+/// Body of `GET /api/routes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutesResponse {
+    /// API groups such as `core/v2`.
+    pub routes: Vec<String>,
+}
+
+/// `GET /api/routes`: `{"routes":["core/v2",...]}`.
+pub async fn routes() -> Json<RoutesResponse> {
+    Json(RoutesResponse {
+        routes: ROUTE_GROUPS.iter().map(|&r| r.to_owned()).collect(),
+    })
+}

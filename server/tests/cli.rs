@@ -1,0 +1,140 @@
+//! The `ledger-node` command line: help, tools, config errors, startup and shutdown.
+
+mod common;
+
+use common::{run_cli, TestNode};
+
+const RUN_FLAGS: &[&str] = &[
+    "--data-dir",
+    "--genesis",
+    "--api-bind",
+    "--coordinator-interval",
+    "--no-coordinator",
+    "--pow-workers",
+    "--no-pow",
+    "--v3-protocol-parameters",
+    "--config",
+    "--api-body-limit",
+    "--public-routes",
+    "--protected-routes",
+];
+
+#[test]
+fn help_explains_every_run_flag_and_its_env_var() {
+    for args in [&["run", "--help"][..], &["--help"][..]] {
+        let (status, out, err) = run_cli(args);
+        assert!(status.success(), "{args:?}: {err}");
+        for flag in RUN_FLAGS {
+            let line = out
+                .lines()
+                .position(|l| l.trim_start().starts_with(flag))
+                .unwrap_or_else(|| panic!("{args:?}: {flag} missing in\n{out}"));
+            // The explanation follows on the same or the next lines (clap's long help).
+            let text: String = out.lines().skip(line).take(4).collect::<Vec<_>>().join(" ");
+            assert!(
+                text.split_whitespace().count() > 6,
+                "{flag} is not explained: {text}"
+            );
+            let var = format!(
+                "LEDGER_NODE_{}",
+                flag.trim_start_matches("--")
+                    .replace('-', "_")
+                    .to_uppercase()
+            );
+            assert!(out.contains(&var), "{args:?}: {var} missing in\n{out}");
+        }
+    }
+}
+
+#[test]
+fn top_level_help_lists_subcommands() {
+    let (status, out, _) = run_cli(&["--help"]);
+    assert!(status.success());
+    for word in ["run", "tools"] {
+        assert!(out.contains(word), "{word} missing in\n{out}");
+    }
+    let (status, out, _) = run_cli(&["tools", "--help"]);
+    assert!(status.success());
+    for word in ["jwt", "decode", "encode", "id"] {
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(word)),
+            "{word} missing in\n{out}"
+        );
+    }
+}
+
+#[test]
+fn reserved_tools_say_not_implemented_with_exit_code_2() {
+    for tool in ["decode", "encode", "id"] {
+        let (status, _, err) = run_cli(&["tools", tool, "--anything", "0x00"]);
+        assert_eq!(status.code(), Some(2), "tools {tool}");
+        assert!(err.contains("not implemented"), "tools {tool}: {err}");
+    }
+}
+
+#[test]
+fn unknown_flag_and_bad_values_are_usage_errors() {
+    for args in [
+        &["run", "--no-such-flag"][..],
+        &["run", "--api-bind", "localhost"][..],
+        &["run", "--pow-workers", "many"][..],
+        &["run", "--coordinator-interval", "-1"][..],
+    ] {
+        let (status, _, err) = run_cli(args);
+        assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bad_config_file_stops_with_a_message() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("bad.toml");
+    std::fs::write(&config, "api-bind = 14265\n").expect("write");
+    let config = config.to_str().expect("utf-8 path");
+    let (status, _, err) = run_cli(&["run", "--config", config]);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.toml"), "{err}");
+
+    let (status, _, err) = run_cli(&["run", "--pow-workers", "0", "--api-bind", "127.0.0.1:0"]);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("pow-workers"), "{err}");
+}
+
+#[test]
+fn busy_port_is_reported() {
+    let node = TestNode::start();
+    let dir = tempfile::tempdir().expect("dir");
+    let data = dir.path().to_str().expect("utf-8 path");
+    let addr = node.addr.to_string();
+    let (status, _, err) = run_cli(&["run", "--data-dir", data, "--api-bind", &addr]);
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot listen on"), "{err}");
+}
+
+#[test]
+fn sigterm_stops_the_node_with_exit_code_0() {
+    let mut node = TestNode::start();
+    assert_eq!(node.get("/health").status, 200);
+    let status = node.terminate();
+    let log = node.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("SIGTERM"), "{log}");
+}
+
+#[test]
+fn sigint_stops_the_node_with_exit_code_0() {
+    let mut node = TestNode::start();
+    assert_eq!(node.get("/health").status, 200);
+    assert_eq!(node.interrupt().code(), Some(0), "{}", node.log());
+}
+
+#[test]
+fn secret_is_created_in_the_data_dir_on_first_start() {
+    let node = TestNode::start();
+    let secret = std::fs::read_to_string(node.data_dir().join("jwt-secret")).expect("secret");
+    assert_eq!(secret.trim().len(), 64);
+    // `tools jwt` on that data dir keeps the same secret.
+    let _token = node.jwt();
+    let again = std::fs::read_to_string(node.data_dir().join("jwt-secret")).expect("secret");
+    assert_eq!(secret, again);
+}
