@@ -20,4 +20,4 @@ pub mod whiteflag;
 
 pub use error::{EngineError, SubmitError};
 pub use genesis::Genesis;
-pub use node::{Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted};
+pub use node::{Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted, V3Submitted};

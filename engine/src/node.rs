@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rand::seq::SliceRandom;
 
 use ledger_codec::ed25519::SigningKey;
+use ledger_codec::nova;
 use ledger_codec::stardust::{
     Block, Ed25519Signature, Milestone, Payload, ProtocolParameters, PROTOCOL_VERSION,
 };
@@ -82,6 +83,15 @@ pub struct MilestoneInfo {
 pub struct Submitted {
     /// The block id.
     pub block_id: BlockId,
+    /// False when the block was already known.
+    pub inserted: bool,
+}
+
+/// The answer to a successful v3 submit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V3Submitted {
+    /// The 36-byte block id.
+    pub block_id: [u8; 36],
     /// False when the block was already known.
     pub inserted: bool,
 }
@@ -323,6 +333,36 @@ impl Engine {
     /// Public keys whose milestones are accepted.
     pub fn coordinator_keys(&self) -> &[[u8; 32]] {
         &self.coordinator_keys
+    }
+
+    /// Verifies (protocol version, network id, syntax, signature) and stores a
+    /// serialized v3 block under `params`. A known block answers with its id.
+    /// The block is durable in the log when this returns Ok.
+    ///
+    /// # Errors
+    /// [`SubmitError::Invalid`] with the broken rule, or an internal fault.
+    pub fn submit_v3(
+        &self,
+        bytes: &[u8],
+        params: &nova::ProtocolParameters,
+    ) -> Result<V3Submitted, SubmitError> {
+        let block = nova::Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        nova::validate_block(&block, params).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        let id = nova::block_id_from_bytes(bytes, params)
+            .ok_or_else(|| SubmitError::Invalid("block too short for an id".into()))?;
+        let appended = self
+            .log
+            .append_v3(id, bytes)
+            .map_err(|e| SubmitError::Internal(e.to_string()))?;
+        Ok(V3Submitted {
+            block_id: id,
+            inserted: appended.inserted,
+        })
+    }
+
+    /// The serialized v3 block `id`, zero-copy from the log.
+    pub fn block_v3_bytes(&self, id: &[u8; 36]) -> Option<&[u8]> {
+        self.log.get(&LogId::V3(*id)).map(|r| r.bytes())
     }
 
     /// Verifies and stores a serialized v2 block. A known block is answered
