@@ -14,6 +14,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hash;
+pub mod keys;
 pub mod nova;
 pub mod pow;
 pub mod stardust;
