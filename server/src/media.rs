@@ -167,6 +167,31 @@ where
     }
 }
 
+/// Extractor: a JSON request body parsed into `T`. Like [`RawBody`] (413, then 415 for any
+/// `Content-Type` that is not JSON), then 400 with serde's reason if the JSON does not parse
+/// or does not fit `T`.
+#[derive(Debug, Clone)]
+pub struct ApiJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ApiJson<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let body = RawBody::from_request(request, state).await?;
+        if body.media.encoding() != Encoding::Json {
+            return Err(ApiError::UnsupportedMediaType(body.media.name().to_owned()));
+        }
+        serde_json::from_slice(&body.bytes)
+            .map(Self)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+    }
+}
+
 /// A binary response in the media type the client asked for.
 pub fn binary(media: MediaType, bytes: impl Into<Bytes>) -> Response {
     (
