@@ -52,14 +52,26 @@ impl AppState {
     }
 }
 
-/// The whole API as a router, ready for `axum::serve`.
+/// The whole API as a router, ready for `axum::serve`: [`api_routes`] inside [`with_layers`].
 pub fn app(state: AppState) -> Router {
-    let body_limit = state.body_limit;
+    with_layers(api_routes(), state)
+}
+
+/// Every endpoint of the API, without access control or layers. New endpoints are added
+/// here.
+pub fn api_routes() -> Router<AppState> {
     Router::new()
         .route("/health", get(routes::health))
         .route("/api/routes", get(routes::routes))
         .route("/api/core/v2/peers", get(routes::peers::list))
         .route("/api/core/v2/blocks", post(routes::blocks::submit))
+}
+
+/// Wraps `routes` in everything the API needs around its endpoints: access control on every
+/// route, the JSON 404 fallback, the body limit, panic catching, JSON errors and tracing.
+pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
+    let body_limit = state.body_limit;
+    routes
         // Access control runs only for requests that matched a route, on their path; an
         // unknown path falls through to the 404 below.
         .route_layer(middleware::from_fn_with_state(
@@ -75,4 +87,152 @@ pub fn app(state: AppState) -> Router {
         .layer(CatchPanicLayer::new())
         .layer(middleware::from_fn(error::json_errors))
         .layer(TraceLayer::new_for_http())
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::{
+        body::Body,
+        http::{header, Method, Request, StatusCode},
+        Json,
+    };
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::{jwt::JwtAuth, media::ApiJson, node::StubNode};
+
+    fn state() -> AppState {
+        AppState::new(
+            Arc::new(StubNode { coordinator: true }),
+            AccessControl::with_defaults(JwtAuth::from_secret(&[9; 32])),
+        )
+        .with_body_limit(64)
+    }
+
+    /// The API plus test-only routes under `/api/core/v2/blocks*` (public by default).
+    fn test_app() -> Router {
+        #[derive(serde::Deserialize)]
+        struct Thing {
+            #[allow(dead_code)]
+            n: u32,
+        }
+        let routes = api_routes()
+            .route(
+                "/api/core/v2/blocks/panic",
+                get(|| async { panic!("boom") as StatusCode }),
+            )
+            .route(
+                "/api/core/v2/blocks/axum-json",
+                post(|Json(v): Json<serde_json::Value>| async move { Json(v) }),
+            )
+            .route(
+                "/api/core/v2/blocks/api-json",
+                post(|ApiJson(_): ApiJson<Thing>| async { StatusCode::OK }),
+            );
+        with_layers(routes, state())
+    }
+
+    async fn call(
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        body: &str,
+    ) -> (StatusCode, serde_json::Value) {
+        let mut request = Request::builder().method(method).uri(path);
+        if let Some(ct) = content_type {
+            request = request.header(header::CONTENT_TYPE, ct);
+        }
+        let request = request.body(Body::from(body.to_owned())).expect("request");
+        let response = test_app().oneshot(request).await.expect("infallible");
+        let status = response.status();
+        let ct = response.headers().get(header::CONTENT_TYPE).cloned();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        if bytes.is_empty() {
+            return (status, serde_json::Value::Null);
+        }
+        assert_eq!(
+            ct.as_ref().and_then(|v| v.to_str().ok()),
+            Some("application/json"),
+            "{path}"
+        );
+        (status, serde_json::from_slice(&bytes).expect("JSON body"))
+    }
+
+    fn assert_envelope(got: &(StatusCode, serde_json::Value), status: StatusCode, needle: &str) {
+        let (s, json) = got;
+        assert_eq!(*s, status, "{json}");
+        assert_eq!(
+            json["error"]["code"],
+            serde_json::json!(status.as_u16()),
+            "{json}"
+        );
+        let message = json["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(needle), "{needle:?} not in {json}");
+    }
+
+    #[tokio::test]
+    async fn panic_becomes_a_json_500_without_details() {
+        let got = call(Method::GET, "/api/core/v2/blocks/panic", None, "").await;
+        assert_envelope(
+            &got,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal server error",
+        );
+        assert!(!got.1.to_string().contains("boom"));
+    }
+
+    #[tokio::test]
+    async fn axum_json_rejections_become_json_400_and_415() {
+        let path = "/api/core/v2/blocks/axum-json";
+        let syntax = call(Method::POST, path, Some("application/json"), "{").await;
+        assert_envelope(&syntax, StatusCode::BAD_REQUEST, "JSON");
+        let no_type = call(Method::POST, path, Some("text/plain"), "{}").await;
+        assert_envelope(&no_type, StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type");
+        let too_big = call(
+            Method::POST,
+            path,
+            Some("application/json"),
+            &" ".repeat(65),
+        )
+        .await;
+        assert_envelope(&too_big, StatusCode::PAYLOAD_TOO_LARGE, "");
+    }
+
+    #[tokio::test]
+    async fn api_json_maps_every_failure() {
+        let path = "/api/core/v2/blocks/api-json";
+        assert_eq!(
+            call(Method::POST, path, None, r#"{"n":1}"#).await.0,
+            StatusCode::OK
+        );
+        let wrong = call(Method::POST, path, None, r#"{"n":"x"}"#).await;
+        assert_envelope(&wrong, StatusCode::BAD_REQUEST, "invalid JSON body");
+        let syntax = call(Method::POST, path, None, "{").await;
+        assert_envelope(&syntax, StatusCode::BAD_REQUEST, "invalid JSON body");
+        let binary = call(
+            Method::POST,
+            path,
+            Some("application/vnd.ledger.serializer-v1"),
+            "{}",
+        )
+        .await;
+        assert_envelope(&binary, StatusCode::UNSUPPORTED_MEDIA_TYPE, "serializer-v1");
+        let big = call(Method::POST, path, None, &" ".repeat(65)).await;
+        assert_envelope(&big, StatusCode::PAYLOAD_TOO_LARGE, "64 bytes");
+    }
+
+    #[tokio::test]
+    async fn protected_route_without_token_is_403_before_anything_else() {
+        let got = call(Method::GET, "/api/core/v2/peers", None, "").await;
+        assert_envelope(&got, StatusCode::FORBIDDEN, crate::error::NOT_PUBLIC);
+        // Wrong method on a protected path: still 403, the route is not public.
+        let got = call(Method::POST, "/api/core/v2/peers", None, "").await;
+        assert_envelope(&got, StatusCode::FORBIDDEN, crate::error::NOT_PUBLIC);
+    }
 }

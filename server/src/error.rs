@@ -202,6 +202,11 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
+    // Our contract has no 422: axum's "JSON does not fit the type" is bad input.
+    if status == StatusCode::UNPROCESSABLE_ENTITY {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    let status = parts.status;
     let text = axum::body::to_bytes(body, MAX_PLAIN_ERROR)
         .await
         .ok()

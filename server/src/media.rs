@@ -8,11 +8,14 @@
 //! the media type that was asked for.
 
 use axum::{
-    body::Bytes,
+    body::{Body, Bytes},
     extract::{FromRef, FromRequest, FromRequestParts, Request},
     http::{header, request::Parts, HeaderMap, HeaderValue},
     response::{IntoResponse, Response},
 };
+
+use bytes::BytesMut;
+use http_body_util::BodyExt;
 
 use crate::{app::AppState, error::ApiError};
 
@@ -149,21 +152,76 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|len| len > limit as u64) {
+            if declared.is_some_and(|len| len <= MAX_DRAIN) {
+                drain(request.into_body()).await;
+            }
             return Err(too_large);
         }
         let media = request_media_type(request.headers())?;
-        let bytes = axum::body::to_bytes(request.into_body(), limit)
-            .await
-            .map_err(|err| {
-                let over = std::error::Error::source(&err)
-                    .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-                if over {
-                    ApiError::PayloadTooLarge { limit: Some(limit) }
-                } else {
-                    ApiError::bad_request(format!("could not read the request body: {err}"))
-                }
+        let mut body = request.into_body();
+        let mut bytes = BytesMut::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|err| {
+                ApiError::bad_request(format!("could not read the request body: {err}"))
             })?;
-        Ok(Self { media, bytes })
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if bytes.len().saturating_add(data.len()) > limit {
+                // A chunked body over the limit: read the rest (bounded) so the client sees
+                // the 413 instead of a reset connection.
+                drain(body).await;
+                return Err(too_large);
+            }
+            bytes.extend_from_slice(&data);
+        }
+        Ok(Self {
+            media,
+            bytes: bytes.freeze(),
+        })
+    }
+}
+
+/// Most bytes of an over-limit body that are read and thrown away before answering 413.
+/// Clients write the whole body before reading the answer; if the node closed the
+/// connection on unread data they would see a broken pipe instead of the 413.
+const MAX_DRAIN: u64 = 8 << 20;
+
+/// Reads and discards up to [`MAX_DRAIN`] bytes of `body`.
+async fn drain(mut body: Body) {
+    let mut seen: u64 = 0;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Some(data) = frame.data_ref() {
+            seen = seen.saturating_add(data.len() as u64);
+            if seen > MAX_DRAIN {
+                break;
+            }
+        }
+    }
+}
+
+/// Extractor: a JSON request body parsed into `T`. Like [`RawBody`] (413, then 415 for any
+/// `Content-Type` that is not JSON), then 400 with serde's reason if the JSON does not parse
+/// or does not fit `T`.
+#[derive(Debug, Clone)]
+pub struct ApiJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ApiJson<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let body = RawBody::from_request(request, state).await?;
+        if body.media.encoding() != Encoding::Json {
+            return Err(ApiError::UnsupportedMediaType(body.media.name().to_owned()));
+        }
+        serde_json::from_slice(&body.bytes)
+            .map(Self)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
     }
 }
 

@@ -1,6 +1,13 @@
 //! `ledger-node run`: bind, serve until SIGINT/SIGTERM, flush, return.
 
-use std::{future::Future, io, io::Write, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    future::Future,
+    io,
+    io::{IsTerminal, Write},
+    net::SocketAddr,
+    sync::Arc,
+    time::Duration,
+};
 
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -45,6 +52,7 @@ pub fn init_tracing() {
     // A second init (tests) is harmless; ignore it.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(io::stderr().is_terminal())
         .with_writer(io::stderr)
         .try_init();
 }

@@ -226,6 +226,12 @@ fn body_at_the_limit_is_read_and_over_it_is_a_json_413() {
         .post(BLOCKS, &[("content-type", "application/json")], &over)
         .assert_error(413);
     assert!(message.contains("1048576"), "{message}");
+    // The same without Content-Length: the limit holds while reading.
+    node.post_chunked(BLOCKS, &[], &at_limit).assert_error(503);
+    let message = node.post_chunked(BLOCKS, &[], &over).assert_error(413);
+    assert!(message.contains("1048576"), "{message}");
+    // The connection stays usable for the next request.
+    assert_eq!(node.get("/health").status, 200);
 }
 
 #[test]

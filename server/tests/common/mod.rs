@@ -228,6 +228,16 @@ impl TestNode {
         reply(request.send(body))
     }
 
+    /// `POST path` with a body sent chunked (no `Content-Length`) and extra headers.
+    pub fn post_chunked(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        let mut request = self.agent.post(&self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let mut reader = body;
+        reply(request.send(ureq::SendBody::from_reader(&mut reader)))
+    }
+
     /// A request with any method and no body.
     pub fn request(&self, method: &str, path: &str) -> Reply {
         let request = ureq::http::Request::builder()
