@@ -10,7 +10,10 @@ use axum::{
 };
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
-use crate::{access, access::AccessControl, error, node::NodeApi, routes};
+use ledger_codec::nova;
+use ledger_engine::Engine;
+
+use crate::{access, access::AccessControl, error, error::ApiError, node::NodeApi, routes};
 
 /// Default limit for request bodies: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
@@ -24,6 +27,12 @@ pub struct AppState {
     pub access: Arc<AccessControl>,
     /// Largest accepted request body in bytes (413 above).
     pub body_limit: usize,
+    /// The ledger engine (None only in tests of the HTTP layer alone: its routes answer 503).
+    pub engine: Option<Arc<Engine>>,
+    /// v3 protocol parameters for `POST /api/core/v3/blocks`.
+    pub v3_params: Option<Arc<nova::ProtocolParameters>>,
+    /// Whether the node fills in missing nonces (PoW) on submit.
+    pub pow: bool,
 }
 
 impl std::fmt::Debug for AppState {
@@ -42,7 +51,48 @@ impl AppState {
             node,
             access: Arc::new(access),
             body_limit: DEFAULT_BODY_LIMIT,
+            engine: None,
+            v3_params: None,
+            pow: true,
         }
+    }
+
+    /// The same state with the ledger engine behind it.
+    pub fn with_engine(mut self, engine: Arc<Engine>) -> Self {
+        self.engine = Some(engine);
+        self
+    }
+
+    /// The same state with v3 protocol parameters.
+    pub fn with_v3_params(mut self, params: nova::ProtocolParameters) -> Self {
+        self.v3_params = Some(Arc::new(params));
+        self
+    }
+
+    /// The same state with node PoW on or off.
+    pub fn with_pow(mut self, pow: bool) -> Self {
+        self.pow = pow;
+        self
+    }
+
+    /// The engine, or 503 when this server runs without one.
+    ///
+    /// # Errors
+    /// [`ApiError::ServiceUnavailable`] without an engine.
+    pub fn engine(&self) -> Result<&Arc<Engine>, ApiError> {
+        self.engine
+            .as_ref()
+            .ok_or_else(|| ApiError::unavailable("the ledger is not available on this node"))
+    }
+
+    /// The v3 protocol parameters, or 503 when none are configured.
+    ///
+    /// # Errors
+    /// [`ApiError::ServiceUnavailable`] without parameters.
+    pub fn v3_params(&self) -> Result<&Arc<nova::ProtocolParameters>, ApiError> {
+        self.v3_params
+            .as_ref()
+            .ok_or_else(|| ApiError::unavailable("v3 blocks are not enabled on this node"))
     }
 
     /// The same state with another body limit.

@@ -40,3 +40,30 @@ impl NodeApi for StubNode {
         self.coordinator
     }
 }
+
+/// The real node: the ledger engine behind the API.
+#[derive(Debug, Clone)]
+pub struct EngineNode {
+    /// The engine.
+    pub engine: std::sync::Arc<ledger_engine::Engine>,
+}
+
+impl NodeApi for EngineNode {
+    fn is_healthy(&self) -> bool {
+        // A node with its own coordinator is synced by construction; otherwise the
+        // latest milestone must be recent (Hornet's 5-minute rule).
+        if self.engine.has_coordinator() {
+            return true;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.engine
+            .latest_milestone()
+            .is_some_and(|m| now.saturating_sub(u64::from(m.timestamp)) < 300)
+    }
+
+    fn shutdown(&self) -> Result<(), NodeError> {
+        self.engine.shutdown().map_err(|e| Box::new(e) as NodeError)
+    }
+}

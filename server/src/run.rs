@@ -1,5 +1,7 @@
 //! `ledger-node run`: bind, serve until SIGINT/SIGTERM, flush, return.
 
+use ledger_codec::nova;
+use ledger_engine::{Engine, EngineConfig, Genesis};
 use std::{
     future::Future,
     io,
@@ -17,7 +19,7 @@ use crate::{
     app::{app, AppState},
     config::NodeConfig,
     jwt::{JwtAuth, JwtError},
-    node::{NodeApi, NodeError, StubNode},
+    node::{EngineNode, NodeApi, NodeError},
 };
 
 /// How long open connections may take to finish after a shutdown signal.
@@ -41,6 +43,9 @@ pub enum RunError {
     /// Serving failed.
     #[error("server: {0}")]
     Serve(#[from] io::Error),
+    /// The ledger engine could not be opened.
+    #[error("ledger: {0}")]
+    Engine(String),
     /// The node failed to flush at shutdown.
     #[error("flushing the node at shutdown: {0}")]
     Flush(NodeError),
@@ -57,12 +62,71 @@ pub fn init_tracing() {
         .try_init();
 }
 
-/// Runs the node with [`StubNode`] behind the API until SIGINT or SIGTERM.
+/// The v3 protocol parameters of the dev default (TIP-49 testnet parameters of the vectors).
+pub const DEV_V3_PROTOCOL_PARAMETERS: &str = include_str!("dev-v3-protocol-parameters.json");
+
+/// Opens the ledger engine as `config` says (genesis, coordinator, PoW workers).
+///
+/// # Errors
+/// [`RunError::Engine`] when the genesis or the store cannot be opened.
+pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
+    let genesis = match &config.genesis {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                RunError::Engine(format!("reading genesis {}: {e}", path.display()))
+            })?;
+            Genesis::from_json(&text)
+                .map_err(|e| RunError::Engine(format!("{}: {e}", path.display())))?
+        }
+        None => Genesis::dev(),
+    };
+    let mut engine_config = EngineConfig::dev(&config.data_dir);
+    engine_config.genesis = genesis;
+    engine_config.coordinator = config.coordinator;
+    engine_config.pow_workers = config.pow_workers;
+    Engine::open(engine_config).map_err(|e| RunError::Engine(e.to_string()))
+}
+
+/// Reads the v3 protocol parameters from the configured file, or the dev default.
+///
+/// # Errors
+/// [`RunError::Engine`] for an unreadable or invalid file.
+pub fn load_v3_params(config: &NodeConfig) -> Result<nova::ProtocolParameters, RunError> {
+    let (text, origin) = match &config.v3_protocol_parameters {
+        Some(path) => (
+            std::fs::read_to_string(path)
+                .map_err(|e| RunError::Engine(format!("reading {}: {e}", path.display())))?,
+            path.display().to_string(),
+        ),
+        None => (
+            DEV_V3_PROTOCOL_PARAMETERS.to_owned(),
+            "built-in v3 parameters".to_owned(),
+        ),
+    };
+    nova::ProtocolParameters::from_json(&text)
+        .map_err(|e| RunError::Engine(format!("{origin}: {e}")))
+}
+
+/// Runs the node (engine, coordinator, REST API) until SIGINT or SIGTERM.
 pub async fn run(config: NodeConfig) -> Result<(), RunError> {
-    let node = Arc::new(StubNode {
-        coordinator: config.coordinator,
+    let v3 = load_v3_params(&config)?;
+    let cfg = config.clone();
+    let engine = tokio::task::spawn_blocking(move || open_engine(&cfg))
+        .await
+        .map_err(|e| RunError::Engine(e.to_string()))??;
+    tracing::info!(
+        ledger_index = engine.ledger_index(),
+        blocks = engine.block_count(),
+        network = %engine.params().network_name,
+        "ledger opened"
+    );
+    if let Some(interval) = config.coordinator_interval {
+        engine.start_coordinator(interval);
+    }
+    let node = Arc::new(EngineNode {
+        engine: Arc::clone(&engine),
     });
-    run_with(&config, node, shutdown_signal()).await
+    run_with_state(&config, node, Some(engine), Some(v3), shutdown_signal()).await
 }
 
 /// Serves the API for `node` on `config.api_bind` until `shutdown` completes, then lets open
@@ -73,13 +137,32 @@ pub async fn run_with(
     node: Arc<dyn NodeApi>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
+    run_with_state(config, node, None, None, shutdown).await
+}
+
+/// [`run_with`] with the engine and v3 parameters behind the API.
+async fn run_with_state(
+    config: &NodeConfig,
+    node: Arc<dyn NodeApi>,
+    engine: Option<Arc<Engine>>,
+    v3: Option<nova::ProtocolParameters>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
     let jwt = JwtAuth::load_or_create(&config.data_dir)?;
     let access = AccessControl::new(
         config.public_routes.iter().cloned(),
         config.protected_routes.iter().cloned(),
         jwt,
     );
-    let state = AppState::new(Arc::clone(&node), access).with_body_limit(config.api_body_limit);
+    let mut state = AppState::new(Arc::clone(&node), access)
+        .with_body_limit(config.api_body_limit)
+        .with_pow(config.pow);
+    if let Some(engine) = engine {
+        state = state.with_engine(engine);
+    }
+    if let Some(v3) = v3 {
+        state = state.with_v3_params(v3);
+    }
     let listener = TcpListener::bind(config.api_bind)
         .await
         .map_err(|source| RunError::Bind {
