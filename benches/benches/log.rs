@@ -45,7 +45,11 @@ fn append_run(durability: Durability, threads: usize, blocks: &[Vec<u8>]) -> Run
     // Deferred mode: count the final fsync too, so all modes end durable.
     log.sync().unwrap();
     let elapsed = start.elapsed();
-    Run { blocks: blocks.len(), bytes: blocks.iter().map(Vec::len).sum(), elapsed }
+    Run {
+        blocks: blocks.len(),
+        bytes: blocks.iter().map(Vec::len).sum(),
+        elapsed,
+    }
 }
 
 fn main() {
@@ -55,9 +59,21 @@ fn main() {
     println!("|---|---:|---:|---:|---:|");
     let modes = [
         ("EveryAppend", Durability::EveryAppend, 2_000),
-        ("Group { interval_ms: 2 }", Durability::Group { interval_ms: 2 }, 20_000),
-        ("Group { interval_ms: 0 }", Durability::Group { interval_ms: 0 }, 20_000),
-        ("Deferred { interval_ms: 100 }", Durability::Deferred { interval_ms: 100 }, 200_000),
+        (
+            "Group { interval_ms: 2 }",
+            Durability::Group { interval_ms: 2 },
+            20_000,
+        ),
+        (
+            "Group { interval_ms: 0 }",
+            Durability::Group { interval_ms: 0 },
+            20_000,
+        ),
+        (
+            "Deferred { interval_ms: 100 }",
+            Durability::Deferred { interval_ms: 100 },
+            200_000,
+        ),
     ];
     for (name, durability, n) in modes {
         let data = blocks(n, 1);
@@ -110,13 +126,22 @@ fn main() {
     println!("|---|---:|");
     println!("| blocks | {reopen_blocks} |");
     println!("| segments | {} |", stats.segments);
-    println!("| reopen, min of 5 (page cache warm) | {:.3} s |", times[0].as_secs_f64());
+    println!(
+        "| reopen, min of 5 (page cache warm) | {:.3} s |",
+        times[0].as_secs_f64()
+    );
     println!("| reopen, median of 5 | {:.3} s |", times[2].as_secs_f64());
     println!("| mean block body | {:.1} B |", body_bytes as f64 / n);
-    println!("| used bytes per block | {:.1} B |", stats.used_bytes as f64 / n);
+    println!(
+        "| used bytes per block | {:.1} B |",
+        stats.used_bytes as f64 / n
+    );
     println!(
         "| overhead per block (used - body) | {:.1} B |",
         (stats.used_bytes - body_bytes) as f64 / n
     );
-    println!("| allocated on disk per block (st_blocks) | {:.1} B |", allocated as f64 / n);
+    println!(
+        "| allocated on disk per block (st_blocks) | {:.1} B |",
+        allocated as f64 / n
+    );
 }

@@ -29,7 +29,9 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn body(n: u8) -> Vec<u8> {
     let len = 1 + usize::from(n) * 13 % 700;
-    (0..len).map(|i| (i as u8).wrapping_mul(n).wrapping_add(n)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(n).wrapping_add(n))
+        .collect()
 }
 
 fn v3_id(n: u8) -> [u8; 36] {
@@ -42,7 +44,9 @@ fn v3_id(n: u8) -> [u8; 36] {
 type State = Vec<(BlockId, Location, Vec<u8>)>;
 
 fn state(log: &Log) -> State {
-    log.iter().map(|r| (r.id(), r.location(), r.bytes().to_vec())).collect()
+    log.iter()
+        .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
+        .collect()
 }
 
 proptest! {
