@@ -779,7 +779,9 @@ impl Stvf<'_, '_, '_> {
                 else {
                     return Err(CHAIN);
                 };
-                ensure(ia.foundry_counter < f.serial_number && f.serial_number <= oa.foundry_counter)?;
+                ensure(
+                    ia.foundry_counter < f.serial_number && f.serial_number <= oa.foundry_counter,
+                )?;
                 // New foundries of the alias ascend by serial number in output order.
                 for (k, serial) in self.new_foundries_of(&alias) {
                     if k < j && serial >= f.serial_number {

@@ -14,8 +14,7 @@ use ledger_codec::stardust::{
 use ledger_codec::types::{Bytes, Fixed, Hash32, U256};
 use ledger_codec::Codec;
 use ledger_engine::semantic::{
-    signature_checks, validate_transaction, verify_signatures_sequential, ConflictReason,
-    Context,
+    signature_checks, validate_transaction, verify_signatures_sequential, ConflictReason, Context,
 };
 
 use ConflictReason::*;
@@ -85,10 +84,19 @@ fn basic_full(
 }
 
 fn basic(amount: u64, owner: Address<'static>) -> Output<'static> {
-    basic_full(amount, vec![], vec![UnlockCondition::Address(owner)], vec![])
+    basic_full(
+        amount,
+        vec![],
+        vec![UnlockCondition::Address(owner)],
+        vec![],
+    )
 }
 
-fn basic_nt(amount: u64, owner: Address<'static>, nts: Vec<NativeToken<'static>>) -> Output<'static> {
+fn basic_nt(
+    amount: u64,
+    owner: Address<'static>,
+    nts: Vec<NativeToken<'static>>,
+) -> Output<'static> {
     basic_full(amount, nts, vec![UnlockCondition::Address(owner)], vec![])
 }
 
@@ -159,7 +167,11 @@ struct Tx {
 
 /// Builds and signs a transaction consuming `inputs`; it must pass the codec's
 /// syntactic rules and the parameter checks.
-fn build(inputs: Vec<(OutputId, Output<'static>)>, outputs: Vec<Output<'static>>, unlocks: &[U<'_>]) -> Tx {
+fn build(
+    inputs: Vec<(OutputId, Output<'static>)>,
+    outputs: Vec<Output<'static>>,
+    unlocks: &[U<'_>],
+) -> Tx {
     let essence = Essence {
         network_id: params().network_id(),
         inputs: Cow::Owned(
@@ -228,7 +240,10 @@ fn conflict_reason_codes_and_texts() {
     assert_eq!(ConflictReason::from_code(0), None);
     assert_eq!(ConflictReason::from_code(13), None);
     assert_eq!(InputAlreadySpent as u8, 1);
-    assert_eq!(InputSpentInThisMilestone.to_string(), "input already spent in this milestone");
+    assert_eq!(
+        InputSpentInThisMilestone.to_string(),
+        "input already spent in this milestone"
+    );
     assert_eq!(SemanticValidationFailed.code(), 255);
 }
 
@@ -256,14 +271,22 @@ fn inputs_of_one_address_use_a_reference_unlock() {
         (oid(8, 5), basic(M, ed(&a))),
     ];
     let outputs = vec![basic(3 * M, ed(&b))];
-    let t = build(inputs.clone(), outputs.clone(), &[U::Sig(&a), U::Sig(&b), U::Ref(0)]);
+    let t = build(
+        inputs.clone(),
+        outputs.clone(),
+        &[U::Sig(&a), U::Sig(&b), U::Ref(0)],
+    );
     assert_eq!(check(&t), Ok(()));
 
     // A second signature unlock for an already unlocked address must be a
     // reference. (Byte-identical signature unlocks are syntactically invalid, and
     // Ed25519 signing is deterministic, so the second one differs in one bit; the
     // rule fires before its signature is looked at.)
-    let mut t = build(inputs.clone(), outputs.clone(), &[U::Sig(&a), U::Sig(&b), U::Ref(0)]);
+    let mut t = build(
+        inputs.clone(),
+        outputs.clone(),
+        &[U::Sig(&a), U::Sig(&b), U::Ref(0)],
+    );
     let Unlock::Signature(first) = &t.tx.unlocks[0] else {
         unreachable!()
     };
@@ -392,10 +415,17 @@ fn timelock_against_the_milestone_timestamp() {
     let locked = basic_full(
         M,
         vec![],
-        vec![UnlockCondition::Address(ed(&a)), UnlockCondition::Timelock(1000)],
+        vec![
+            UnlockCondition::Address(ed(&a)),
+            UnlockCondition::Timelock(1000),
+        ],
         vec![],
     );
-    let t = build(vec![(oid(9, 0), locked)], vec![basic(M, ed(&a))], &[U::Sig(&a)]);
+    let t = build(
+        vec![(oid(9, 0), locked)],
+        vec![basic(M, ed(&a))],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check_at(&t, 999), Err(TimelockNotExpired));
     assert_eq!(check_at(&t, 1000), Ok(()));
     assert_eq!(check_at(&t, 1001), Ok(()));
@@ -416,8 +446,16 @@ fn expiration_moves_ownership_to_the_return_address() {
         ],
         vec![],
     );
-    let by_a = build(vec![(oid(9, 0), out.clone())], vec![basic(M, ed(&a))], &[U::Sig(&a)]);
-    let by_b = build(vec![(oid(9, 0), out)], vec![basic(M, ed(&b))], &[U::Sig(&b)]);
+    let by_a = build(
+        vec![(oid(9, 0), out.clone())],
+        vec![basic(M, ed(&a))],
+        &[U::Sig(&a)],
+    );
+    let by_b = build(
+        vec![(oid(9, 0), out)],
+        vec![basic(M, ed(&b))],
+        &[U::Sig(&b)],
+    );
     assert_eq!(check_at(&by_a, 999), Ok(()));
     assert_eq!(check_at(&by_b, 999), Err(InvalidSignature));
     assert_eq!(check_at(&by_a, 1000), Err(InvalidSignature));
@@ -426,7 +464,12 @@ fn expiration_moves_ownership_to_the_return_address() {
 
 // ---------------------------------------------------------------- storage deposit return
 
-fn sdruc_output(owner: &SigningKey, ret: &SigningKey, amount: u64, ret_amount: u64) -> Output<'static> {
+fn sdruc_output(
+    owner: &SigningKey,
+    ret: &SigningKey,
+    amount: u64,
+    ret_amount: u64,
+) -> Output<'static> {
     basic_full(
         amount,
         vec![],
@@ -445,10 +488,18 @@ fn sdruc_output(owner: &SigningKey, ret: &SigningKey, amount: u64, ret_amount: u
 fn storage_deposit_return_fulfilled_and_not() {
     let (a, b) = (key(1), key(2));
     let input = || vec![(oid(9, 0), sdruc_output(&a, &b, M, 100_000))];
-    let t = build(input(), vec![basic(100_000, ed(&b)), basic(900_000, ed(&a))], &[U::Sig(&a)]);
+    let t = build(
+        input(),
+        vec![basic(100_000, ed(&b)), basic(900_000, ed(&a))],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Ok(()));
 
-    let t = build(input(), vec![basic(99_999, ed(&b)), basic(900_001, ed(&a))], &[U::Sig(&a)]);
+    let t = build(
+        input(),
+        vec![basic(99_999, ed(&b)), basic(900_001, ed(&a))],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Err(ReturnAmountNotFulfilled));
 
     let t = build(input(), vec![basic(M, ed(&a))], &[U::Sig(&a)]);
@@ -495,9 +546,17 @@ fn storage_deposit_return_not_owed_when_the_return_address_unlocks() {
         ],
         vec![],
     );
-    let t = build(vec![(oid(9, 0), out.clone())], vec![basic(M, ed(&c))], &[U::Sig(&b)]);
+    let t = build(
+        vec![(oid(9, 0), out.clone())],
+        vec![basic(M, ed(&c))],
+        &[U::Sig(&b)],
+    );
     assert_eq!(check_at(&t, 1000), Ok(()));
-    let t = build(vec![(oid(9, 0), out)], vec![basic(M, ed(&c))], &[U::Sig(&a)]);
+    let t = build(
+        vec![(oid(9, 0), out)],
+        vec![basic(M, ed(&c))],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check_at(&t, 999), Err(ReturnAmountNotFulfilled));
 }
 
@@ -514,9 +573,17 @@ fn sender_feature_must_be_unlocked() {
             vec![Feature::Sender(ed(s))],
         )
     };
-    let t = build(vec![(oid(9, 0), basic(M, ed(&a)))], vec![sent_by(&a)], &[U::Sig(&a)]);
+    let t = build(
+        vec![(oid(9, 0), basic(M, ed(&a)))],
+        vec![sent_by(&a)],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Ok(()));
-    let t = build(vec![(oid(9, 0), basic(M, ed(&a)))], vec![sent_by(&c)], &[U::Sig(&a)]);
+    let t = build(
+        vec![(oid(9, 0), basic(M, ed(&a)))],
+        vec![sent_by(&c)],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Err(InvalidSender));
 }
 
@@ -633,7 +700,11 @@ fn alias_governance_transition() {
     let mut next = alias(M, id, 5, 2, &sc, &gov);
     next.unlock_conditions[0] = UnlockCondition::StateControllerAddress(ed(&x));
     next.features = vec![Feature::Metadata(Bytes(Cow::Owned(b"gov".to_vec())))];
-    let t = build(current(), vec![Output::Alias(next.clone())], &[U::Sig(&gov)]);
+    let t = build(
+        current(),
+        vec![Output::Alias(next.clone())],
+        &[U::Sig(&gov)],
+    );
     assert_eq!(check(&t), Ok(()));
     // The state controller cannot govern.
     let t = build(current(), vec![Output::Alias(next.clone())], &[U::Sig(&sc)]);
@@ -675,7 +746,10 @@ fn alias_owned_output_needs_a_state_transitioned_alias_unlock() {
     };
     let t = build(
         inputs(),
-        vec![Output::Alias(alias(M, id, 6, 0, &sc, &gov)), basic(M, ed(&x))],
+        vec![
+            Output::Alias(alias(M, id, 6, 0, &sc, &gov)),
+            basic(M, ed(&x)),
+        ],
         &[U::Sig(&sc), U::Alias(0)],
     );
     assert_eq!(check(&t), Ok(()));
@@ -693,7 +767,10 @@ fn alias_owned_output_needs_a_state_transitioned_alias_unlock() {
     // The wrong kind of unlock for an alias owner.
     let t = build(
         inputs(),
-        vec![Output::Alias(alias(M, id, 6, 0, &sc, &gov)), basic(M, ed(&x))],
+        vec![
+            Output::Alias(alias(M, id, 6, 0, &sc, &gov)),
+            basic(M, ed(&x)),
+        ],
         &[U::Sig(&sc), U::Nft(0)],
     );
     assert_eq!(check(&t), Err(InvalidInputUnlock));
@@ -741,7 +818,10 @@ fn foundry_creation_mints_native_tokens() {
         ]
     };
     let unlocks = [U::Sig(&sc), U::Ref(0)];
-    assert_eq!(check(&build(inputs(), outputs(1, 1, 1000, 1000), &unlocks)), Ok(()));
+    assert_eq!(
+        check(&build(inputs(), outputs(1, 1, 1000, 1000), &unlocks)),
+        Ok(())
+    );
     // Minted supply must equal what the outputs carry.
     assert_eq!(
         check(&build(inputs(), outputs(1, 1, 1000, 999), &unlocks)),
@@ -821,8 +901,16 @@ fn melt_case(melted_after: u64, tokens_after: u64) -> Tx {
 fn foundry_melting_and_burning() {
     assert_eq!(check(&melt_case(400, 600)), Ok(()), "melt 400");
     assert_eq!(check(&melt_case(300, 600)), Ok(()), "melt 300, burn 100");
-    assert_eq!(check(&melt_case(500, 600)), Err(InvalidChainStateTransition), "melt more than the deficit");
-    assert_eq!(check(&melt_case(100, 1000)), Err(InvalidChainStateTransition), "melt without deficit");
+    assert_eq!(
+        check(&melt_case(500, 600)),
+        Err(InvalidChainStateTransition),
+        "melt more than the deficit"
+    );
+    assert_eq!(
+        check(&melt_case(100, 1000)),
+        Err(InvalidChainStateTransition),
+        "melt without deficit"
+    );
 }
 
 #[test]
@@ -876,18 +964,38 @@ fn native_tokens_without_a_foundry() {
     let (a, b) = (key(1), key(2));
     let tok = token(7);
     let input = || vec![(oid(9, 0), basic_nt(M, ed(&a), vec![nt(tok, 100)]))];
-    let t = build(input(), vec![basic_nt(M, ed(&b), vec![nt(tok, 100)])], &[U::Sig(&a)]);
+    let t = build(
+        input(),
+        vec![basic_nt(M, ed(&b), vec![nt(tok, 100)])],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Ok(()));
-    let t = build(input(), vec![basic_nt(M, ed(&b), vec![nt(tok, 50)])], &[U::Sig(&a)]);
+    let t = build(
+        input(),
+        vec![basic_nt(M, ed(&b), vec![nt(tok, 50)])],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Ok(()), "burning is allowed");
-    let t = build(input(), vec![basic_nt(M, ed(&b), vec![nt(tok, 150)])], &[U::Sig(&a)]);
-    assert_eq!(check(&t), Err(InvalidNativeTokens), "minting needs the foundry");
+    let t = build(
+        input(),
+        vec![basic_nt(M, ed(&b), vec![nt(tok, 150)])],
+        &[U::Sig(&a)],
+    );
+    assert_eq!(
+        check(&t),
+        Err(InvalidNativeTokens),
+        "minting needs the foundry"
+    );
     let t = build(
         input(),
         vec![basic_nt(M, ed(&b), vec![nt(tok, 100), nt(token(8), 1)])],
         &[U::Sig(&a)],
     );
-    assert_eq!(check(&t), Err(InvalidNativeTokens), "new token without its foundry");
+    assert_eq!(
+        check(&t),
+        Err(InvalidNativeTokens),
+        "new token without its foundry"
+    );
 }
 
 #[test]
@@ -931,7 +1039,11 @@ fn nft_creation_with_issuer() {
     );
     assert_eq!(check(&t), Ok(()));
     new.immutable_features[0] = Feature::Issuer(ed(&b));
-    let t = build(vec![(oid(9, 0), basic(M, ed(&a)))], vec![Output::Nft(new)], &[U::Sig(&a)]);
+    let t = build(
+        vec![(oid(9, 0), basic(M, ed(&a)))],
+        vec![Output::Nft(new)],
+        &[U::Sig(&a)],
+    );
     assert_eq!(check(&t), Err(InvalidChainStateTransition));
 }
 
@@ -960,13 +1072,21 @@ fn nft_transfer_with_nft_unlock() {
     // The NFT's id must be the one derived from its creating output.
     let mut wrong = next.clone();
     wrong.nft_id = Hash32::owned([0x66; 32]);
-    let t = build(inputs(), vec![Output::Nft(wrong), basic(M, ed(&a))], &[U::Sig(&a), U::Nft(0)]);
+    let t = build(
+        inputs(),
+        vec![Output::Nft(wrong), basic(M, ed(&a))],
+        &[U::Sig(&a), U::Nft(0)],
+    );
     assert_eq!(check(&t), Err(InvalidChainStateTransition));
 
     // Immutable features never change.
     let mut changed = next.clone();
     changed.immutable_features = vec![Feature::Metadata(Bytes(Cow::Owned(b"fake".to_vec())))];
-    let t = build(inputs(), vec![Output::Nft(changed), basic(M, ed(&a))], &[U::Sig(&a), U::Nft(0)]);
+    let t = build(
+        inputs(),
+        vec![Output::Nft(changed), basic(M, ed(&a))],
+        &[U::Sig(&a), U::Nft(0)],
+    );
     assert_eq!(check(&t), Err(InvalidChainStateTransition));
 
     // An NFT-owned output needs an NFT unlock.

@@ -17,8 +17,7 @@ use ledger_codec::stardust::{
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
 use ledger_engine::semantic::{
-    signature_checks, validate_transaction, verify_signatures_sequential, ConflictReason,
-    Context,
+    signature_checks, validate_transaction, verify_signatures_sequential, ConflictReason, Context,
 };
 
 fn params() -> ProtocolParameters {
@@ -37,10 +36,7 @@ fn params() -> ProtocolParameters {
     }
 }
 
-fn validate(
-    tx: &Transaction<'_>,
-    inputs: &[(OutputId, Output<'_>)],
-) -> Result<(), ConflictReason> {
+fn validate(tx: &Transaction<'_>, inputs: &[(OutputId, Output<'_>)]) -> Result<(), ConflictReason> {
     let p = params();
     let ok = verify_signatures_sequential(tx);
     validate_transaction(
@@ -76,11 +72,19 @@ fn real_signed_transaction() {
         let bytes = common::hex_bytes(&name, e["bytes"].as_str().expect("bytes"));
         let tx = Transaction::decode(&bytes).unwrap_or_else(|err| panic!("{name}: {err}"));
         let want_id = common::hex_bytes(&name, e["transaction_id"].as_str().expect("id"));
-        assert_eq!(tx.id().as_slice(), want_id.as_slice(), "{name}: transaction id");
+        assert_eq!(
+            tx.id().as_slice(),
+            want_id.as_slice(),
+            "{name}: transaction id"
+        );
 
         // Every signature unlock is offered for checking and verifies.
         let checks = signature_checks(&tx);
-        assert_eq!(checks.len(), tx.unlocks.len(), "{name}: one signature per input");
+        assert_eq!(
+            checks.len(),
+            tx.unlocks.len(),
+            "{name}: one signature per input"
+        );
         let ok = verify_signatures_sequential(&tx);
         for (i, _, _) in &checks {
             assert!(ok(*i), "{name}: signature {i} verifies");
@@ -144,7 +148,11 @@ fn real_prepared_essence_with_its_consumed_output() {
                 x["bytes"]
                     .as_str()
                     .map(|b| common::hex_bytes(&name, b))
-                    .and_then(|b| Essence::decode(&b).ok().map(|es| es.inputs_commitment.to_array()))
+                    .and_then(|b| {
+                        Essence::decode(&b)
+                            .ok()
+                            .map(|es| es.inputs_commitment.to_array())
+                    })
                     .is_some_and(|c| c.as_slice() == want.as_slice())
             })
             .unwrap_or_else(|| panic!("{name}: no essence with this inputs commitment"));
