@@ -1117,3 +1117,42 @@ fn nft_transfer_with_nft_unlock() {
     );
     assert_eq!(check(&t), Ok(()));
 }
+
+// ---------------------------------------------------------------- property
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// A two-input transfer is valid exactly when the amounts balance, and the
+    /// verdict does not depend on the milestone timestamp.
+    #[test]
+    fn transfer_valid_iff_amounts_balance(
+        a1 in 50_000u64..10_000_000,
+        a2 in 50_000u64..10_000_000,
+        out in 50_000u64..20_000_000,
+        ts in proptest::prelude::any::<u32>(),
+    ) {
+        let (a, b) = (key(1), key(2));
+        let t = build(
+            vec![(oid(9, 0), basic(a1, ed(&a))), (oid(9, 1), basic(a2, ed(&b)))],
+            vec![basic(out, ed(&b))],
+            &[U::Sig(&a), U::Sig(&b)],
+        );
+        let want = if a1 + a2 == out { Ok(()) } else { Err(AmountMismatch) };
+        proptest::prop_assert_eq!(check_at(&t, ts), want);
+    }
+}
+
+#[test]
+fn transfer_balances_at_the_edge() {
+    let (a, b) = (key(1), key(2));
+    let t = build(
+        vec![
+            (oid(9, 0), basic(60_000, ed(&a))),
+            (oid(9, 1), basic(70_000, ed(&b))),
+        ],
+        vec![basic(130_000, ed(&b))],
+        &[U::Sig(&a), U::Sig(&b)],
+    );
+    assert_eq!(check_at(&t, 0), Ok(()));
+}
