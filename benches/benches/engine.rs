@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload, Transaction, Unlock,
-    UnlockCondition, UtxoInput,
+    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload,
+    Transaction, Unlock, UnlockCondition, UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -44,7 +44,8 @@ fn genesis(keys: &[SigningKey]) -> Genesis {
             })
         })
         .collect();
-    let mut g: serde_json::Value = serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).unwrap();
+    let mut g: serde_json::Value =
+        serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).unwrap();
     g["outputs"] = serde_json::Value::Array(outputs);
     Genesis::from_json(&g.to_string()).unwrap()
 }
@@ -61,9 +62,18 @@ fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 3
         payload: None,
     };
     let sig = key.sign(&essence.signing_hash());
-    let unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(key.public_key(), sig)))];
+    let unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
+        key.public_key(),
+        sig,
+    )))];
     let tx = Transaction { essence, unlocks };
-    Block { protocol_version: 2, parents: parents.into(), payload: Some(Payload::Transaction(tx)), nonce: 0 }.to_bytes()
+    Block {
+        protocol_version: 2,
+        parents: parents.into(),
+        payload: Some(Payload::Transaction(tx)),
+        nonce: 0,
+    }
+    .to_bytes()
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -89,7 +99,11 @@ fn confirm_10k() {
     for (i, k) in keys.iter().enumerate() {
         // A chain of parents keeps the tip pool small, like a busy network.
         let parents = engine.select_parents();
-        let parents = if parents.is_empty() { vec![m1.block_id] } else { parents };
+        let parents = if parents.is_empty() {
+            vec![m1.block_id]
+        } else {
+            parents
+        };
         engine.submit_v2(&tx_block(&engine, k, i, parents)).unwrap();
     }
     let submit = t.elapsed();
@@ -97,7 +111,11 @@ fn confirm_10k() {
     let m2 = engine.issue_milestone().unwrap();
     let confirm = t.elapsed();
     let (created, consumed) = engine.milestone_diff(m2.index).unwrap();
-    assert_eq!((created.len(), consumed.len()), (TXS, TXS), "every transaction applied");
+    assert_eq!(
+        (created.len(), consumed.len()),
+        (TXS, TXS),
+        "every transaction applied"
+    );
     println!(
         "confirm_10k_tx_blocks: submit {TXS} blocks {:.2?} ({:.0} blocks/s), milestone confirmation {:.2?}",
         submit,
@@ -115,7 +133,8 @@ fn richlist_1m() {
     };
     let mut r = RichList::new(0);
     for i in 0..ADDRESSES {
-        r.credit_genesis(addr(i), u64::from(i % 100_000) + 1).unwrap();
+        r.credit_genesis(addr(i), u64::from(i % 100_000) + 1)
+            .unwrap();
     }
     // 100 milestones, each moving funds between 1000 addresses.
     for m in 1..=100u32 {
@@ -128,7 +147,11 @@ fn richlist_1m() {
             .collect();
         r.apply_milestone(m, changes).unwrap();
     }
-    for (label, at) in [("current", 100u32), ("50 milestones back", 50), ("oldest (100 back)", 0)] {
+    for (label, at) in [
+        ("current", 100u32),
+        ("50 milestones back", 50),
+        ("oldest (100 back)", 0),
+    ] {
         let runs: Vec<Duration> = (0..21)
             .map(|_| {
                 let t = Instant::now();
@@ -138,7 +161,10 @@ fn richlist_1m() {
                 e
             })
             .collect();
-        println!("richlist_top100_1M_addresses at {label}: median {:.2?}", median(runs));
+        println!(
+            "richlist_top100_1M_addresses at {label}: median {:.2?}",
+            median(runs)
+        );
     }
 }
 
