@@ -115,6 +115,12 @@ pub fn api_routes() -> Router<AppState> {
         .route("/api/routes", get(routes::routes))
         .route("/api/core/v2/peers", get(routes::peers::list))
         .route("/api/core/v2/blocks", post(routes::blocks::submit))
+        .route("/api/core/v3/blocks", post(routes::v3::submit))
+        .route("/api/core/v3/blocks/{blockId}", get(routes::v3::get_block))
+        .route(
+            "/api/core/v3/blocks/{blockId}/metadata",
+            get(routes::v3::get_metadata),
+        )
 }
 
 /// Wraps `routes` in everything the API needs around its endpoints: access control on every

@@ -7,6 +7,7 @@ use crate::{app::AppState, error::ApiError};
 
 pub mod blocks;
 pub mod peers;
+pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
 pub const ROUTE_GROUPS: &[&str] = &["core/v2"];
