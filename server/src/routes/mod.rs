@@ -6,7 +6,14 @@ use serde::{Deserialize, Serialize};
 use crate::{app::AppState, error::ApiError};
 
 pub mod blocks;
+pub mod control;
+pub mod explorer;
+pub mod ids;
+pub mod info;
+pub mod milestones;
+pub mod outputs;
 pub mod peers;
+pub mod transactions;
 pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
