@@ -166,7 +166,8 @@ fn expected_reason(name: &str) -> &'static [&'static str] {
     if name.contains("trailing") {
         &["trailing bytes"]
     } else if name.contains("payload length") {
-        &["payload", "length"]
+        // The declared length ends the payload one byte early: the data runs out.
+        &["payload.data", "unexpected end"]
     } else {
         &["invalid block"]
     }
