@@ -48,12 +48,64 @@ pub enum Tool {
     /// Print a token (JWT) for the protected API routes of the node using this data dir
     /// (creates the secret there if the node has not run yet).
     Jwt(JwtArgs),
-    /// Decode a block or other object from binary to JSON (not implemented yet).
-    Decode(PendingArgs),
-    /// Encode a block or other object from JSON to binary (not implemented yet).
-    Encode(PendingArgs),
-    /// Compute the id of a block, transaction or output (not implemented yet).
-    Id(PendingArgs),
+    /// Decode a v2 block (0x hex or raw bytes on stdin) and print its JSON; exit code 1 and
+    /// the reason on stderr if it is invalid.
+    Decode(CodecArgs),
+    /// Encode v2 block JSON (on stdin) and print its bytes as 0x hex; exit code 1 and the
+    /// reason on stderr if it is invalid.
+    Encode(CodecArgs),
+    /// Print the ids of a v2 block (0x hex, JSON or raw bytes on stdin): blockId,
+    /// transactionId and outputIds, milestoneId, powScore.
+    Id(CodecArgs),
+    /// Load a running node's REST API (loopback only) with many keep-alive connections and
+    /// report throughput, latency percentiles and status codes.
+    BenchApi(BenchApiArgs),
+}
+
+/// Arguments of `tools decode`, `tools encode` and `tools id`.
+#[derive(Debug, Args)]
+pub struct CodecArgs {
+    /// Protocol parameters (JSON: version, networkName, bech32Hrp, minPowScore,
+    /// belowMaxDepth, rentStructure, tokenSupply; or an /info answer holding them under
+    /// "protocol"); with them the block must also pass the checks that need them (protocol
+    /// version, network id, token supply, storage deposit).
+    #[arg(long, value_name = "FILE")]
+    pub protocol_parameters: Option<PathBuf>,
+}
+
+/// Arguments of `tools bench-api`.
+#[derive(Debug, Args)]
+pub struct BenchApiArgs {
+    /// Base URL of the node's API; its host must resolve to loopback addresses only.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:14265")]
+    pub url: String,
+    /// Concurrent keep-alive connections (one request in flight on each).
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub connections: u16,
+    /// Length of the run in seconds (1..=600) [default: 10, or up to 600 with --requests].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub duration: Option<u64>,
+    /// Stop after this many requests (and at the latest after --duration).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub requests: Option<u64>,
+    /// The load to generate.
+    #[arg(long, value_enum)]
+    pub scenario: crate::bench_api::Scenario,
+    /// Threads of the load tool's runtime [default: all cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
+    /// Token for protected routes, sent as `Authorization: Bearer TOKEN`.
+    #[arg(
+        long,
+        env = "LEDGER_NODE_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `tools jwt`.
@@ -67,14 +119,6 @@ pub struct JwtArgs {
         default_value = "./data"
     )]
     pub data_dir: PathBuf,
-}
-
-/// Arguments of a tool that is not implemented yet (taken as they come).
-#[derive(Debug, Args)]
-pub struct PendingArgs {
-    /// Anything.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub args: Vec<String>,
 }
 
 /// Settings of `ledger-node run`. Each is also read from the environment (`LEDGER_NODE_*`)

@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod app;
+pub mod bench_api;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -14,3 +15,4 @@ pub mod media;
 pub mod node;
 pub mod routes;
 pub mod run;
+pub mod tools;

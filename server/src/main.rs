@@ -1,13 +1,16 @@
 //! `ledger-node`: the node binary.
 
-use std::process::ExitCode;
+use std::{process::ExitCode, time::Duration};
 
 use clap::Parser;
+use ledger_codec::stardust::ProtocolParameters;
 use ledger_server::{
-    cli::{Cli, Command, Tool},
+    bench_api,
+    cli::{BenchApiArgs, Cli, CodecArgs, Command, Tool},
     config::NodeConfig,
     jwt::JwtAuth,
     run,
+    tools::{self, ToolError},
 };
 
 fn main() -> ExitCode {
@@ -49,9 +52,74 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Tools(Tool::Decode(_) | Tool::Encode(_) | Tool::Id(_)) => {
-            eprintln!("ledger-node: not implemented");
-            ExitCode::from(2)
+        Command::Tools(Tool::Decode(args)) => codec_tool(&args, tools::decode),
+        Command::Tools(Tool::Encode(args)) => codec_tool(&args, tools::encode),
+        Command::Tools(Tool::Id(args)) => codec_tool(&args, tools::id),
+        Command::Tools(Tool::BenchApi(args)) => bench_api(args),
+    }
+}
+
+/// Runs a stdin-to-stdout codec tool: 0 and the result on stdout, or the tool's exit code
+/// and the reason on stderr.
+fn codec_tool(
+    args: &CodecArgs,
+    tool: fn(&[u8], Option<&ProtocolParameters>) -> Result<String, ToolError>,
+) -> ExitCode {
+    let result = tools::parameters_from(args.protocol_parameters.as_ref()).and_then(|params| {
+        let input = tools::read_input(std::io::stdin().lock())?;
+        tool(&input, params.as_ref())
+    });
+    match result {
+        Ok(out) => {
+            println!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("ledger-node: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// `tools bench-api`: runs the load on its own runtime and prints the report.
+fn bench_api(args: BenchApiArgs) -> ExitCode {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.threads {
+        builder.worker_threads(usize::from(n));
+    }
+    let runtime = match builder.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ledger-node: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = runtime.block_on(bench_api::run(
+        &args.url,
+        usize::from(args.connections),
+        args.duration.map(Duration::from_secs),
+        args.requests,
+        args.scenario,
+        args.token,
+    ));
+    match report {
+        Ok(report) if args.json => match serde_json::to_string_pretty(&report) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ledger-node: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Ok(report) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("ledger-node: {e}");
+            ExitCode::from(e.exit_code())
         }
     }
 }

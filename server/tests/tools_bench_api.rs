@@ -1,0 +1,319 @@
+//! `ledger-node tools bench-api` against a tiny in-test axum server that checks every request
+//! it gets the way the real endpoints would and counts them.
+
+use std::{
+    net::SocketAddr,
+    process::Command,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+};
+
+use axum::{
+    body::Bytes,
+    extract::{Path, Query, State},
+    http::{header, HeaderMap, StatusCode},
+    routing::{get, post},
+    Json, Router,
+};
+use ledger_codec::{
+    stardust::{Block, Payload},
+    Codec,
+};
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ledger-node");
+const TIPS: [[u8; 32]; 3] = [[3; 32], [1; 32], [2; 32]];
+const GENESIS: &str = "0x00000000000000000000000000000000000000000000000000000000000000000000";
+
+/// What the test server saw.
+#[derive(Default)]
+struct Seen {
+    /// Well-formed requests of the scenario (answered 2xx).
+    good: AtomicU64,
+    /// Anything else (answered 400/404).
+    bad: AtomicU64,
+    /// Block ids of accepted blocks, to check they are all different.
+    ids: std::sync::Mutex<std::collections::HashSet<[u8; 32]>>,
+}
+
+type S = Arc<Seen>;
+
+fn verdict(seen: &Seen, good: bool, status: StatusCode) -> (StatusCode, Json<Value>) {
+    if good {
+        seen.good.fetch_add(1, Ordering::Relaxed);
+        (status, Json(json!({})))
+    } else {
+        seen.bad.fetch_add(1, Ordering::Relaxed);
+        (StatusCode::BAD_REQUEST, Json(json!({"error": "bad"})))
+    }
+}
+
+async fn tips() -> Json<Value> {
+    let tips: Vec<String> = TIPS
+        .iter()
+        .map(|t| format!("0x{}", hex::encode(t)))
+        .collect();
+    Json(json!({ "tips": tips }))
+}
+
+async fn submit(
+    State(seen): State<S>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, Json<Value>) {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let good = match media {
+        "application/vnd.iota.serializer-v1" => match Block::decode(&body) {
+            Ok(b) => {
+                let mut sorted = TIPS.to_vec();
+                sorted.sort_unstable();
+                let fresh = seen.ids.lock().unwrap().insert(Block::id_of(&body));
+                b.nonce == 0
+                    && b.protocol_version == 2
+                    && b.parents.as_ref() == &sorted[..]
+                    && matches!(b.payload, Some(Payload::TaggedData(_)))
+                    && fresh
+            }
+            Err(_) => false,
+        },
+        "application/json" => match serde_json::from_slice::<Value>(&body) {
+            Ok(v) => {
+                // With parents and nonce filled in, the JSON must be a valid block.
+                let mut full = v.clone();
+                full["parents"] = json!([format!("0x{}", hex::encode([1u8; 32]))]);
+                full["nonce"] = json!("0");
+                let fresh = Block::from_json_value(full)
+                    .map(|b| seen.ids.lock().unwrap().insert(b.id()))
+                    .unwrap_or(false);
+                v.get("parents").is_none()
+                    && v.get("nonce").is_none()
+                    && v["payload"]["type"] == 5
+                    && fresh
+            }
+            Err(_) => false,
+        },
+        _ => false,
+    };
+    verdict(&seen, good, StatusCode::CREATED)
+}
+
+async fn output(State(seen): State<S>, Path(id): Path<String>) -> (StatusCode, Json<Value>) {
+    verdict(&seen, id == GENESIS, StatusCode::OK)
+}
+
+async fn richest(
+    State(seen): State<S>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+) -> (StatusCode, Json<Value>) {
+    verdict(
+        &seen,
+        q.get("top").map(String::as_str) == Some("100"),
+        StatusCode::OK,
+    )
+}
+
+/// Starts the test server on a thread of its own; returns its address and counters.
+fn server(with_tips: bool) -> (SocketAddr, S) {
+    let seen = S::default();
+    let state = Arc::clone(&seen);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let mut app = Router::new()
+                .route("/api/core/v2/blocks", post(submit))
+                .route("/api/core/v2/outputs/{id}", get(output))
+                .route("/api/explorer/v2/ledger/richest-addresses", get(richest));
+            if with_tips {
+                app = app.route("/api/core/v2/tips", get(tips));
+            }
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr")).expect("send");
+            axum::serve(listener, app.with_state(state))
+                .await
+                .expect("serve");
+        });
+    });
+    (rx.recv().expect("server address"), seen)
+}
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn bench(args: &[&str]) -> Out {
+    let out = Command::new(BIN)
+        .args(["tools", "bench-api", "--threads", "1"])
+        .args(args)
+        .output()
+        .expect("run ledger-node");
+    Out {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn report(out: &Out) -> Value {
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
+}
+
+#[test]
+fn every_scenario_sends_well_formed_requests_and_counts_them() {
+    for (scenario, status) in [
+        ("submit-binary", "201"),
+        ("submit-json", "201"),
+        ("get-output", "200"),
+        ("richest", "200"),
+    ] {
+        let (addr, seen) = server(true);
+        let url = format!("http://{addr}");
+        let r = report(&bench(&[
+            "--url",
+            &url,
+            "--scenario",
+            scenario,
+            "--connections",
+            "8",
+            "--requests",
+            "300",
+            "--json",
+        ]));
+        assert_eq!(r["requests"], 300, "{scenario}: {r}");
+        assert_eq!(r["errors"], 0, "{scenario}: {r}");
+        assert_eq!(r["status"], json!({ status: 300 }), "{scenario}: {r}");
+        assert_eq!(r["scenario"], scenario, "{scenario}: {r}");
+        assert_eq!(
+            seen.good.load(Ordering::Relaxed),
+            300,
+            "{scenario}: server count"
+        );
+        assert_eq!(
+            seen.bad.load(Ordering::Relaxed),
+            0,
+            "{scenario}: malformed requests"
+        );
+        let l = &r["latencyMs"];
+        for q in ["p50", "p90", "p99", "max"] {
+            assert!(
+                l[q].as_f64().is_some_and(|v| v > 0.0),
+                "{scenario}: {q} in {r}"
+            );
+        }
+        assert!(l["p50"].as_f64() <= l["p99"].as_f64() && l["p99"].as_f64() <= l["max"].as_f64());
+        assert!(r["throughput"].as_f64().is_some_and(|t| t > 0.0), "{r}");
+    }
+}
+
+#[test]
+fn duration_bounds_the_run_and_other_statuses_are_counted() {
+    let (addr, seen) = server(true);
+    // Under a path prefix nothing exists: every answer is the router's 404.
+    let url = format!("http://localhost:{}/nothing/", addr.port());
+    let out = bench(&[
+        "--url",
+        &url,
+        "--scenario",
+        "get-output",
+        "--connections",
+        "4",
+        "--duration",
+        "1",
+        "--json",
+    ]);
+    let r = report(&out);
+    let n = r["requests"].as_u64().expect("requests");
+    assert!(n > 0, "{r}");
+    assert_eq!(r["status"], json!({ "404": n }), "{r}");
+    assert_eq!(
+        seen.good.load(Ordering::Relaxed) + seen.bad.load(Ordering::Relaxed),
+        0
+    );
+}
+
+#[test]
+fn text_report_names_throughput_percentiles_and_statuses() {
+    let (addr, _) = server(true);
+    let out = bench(&[
+        "--url",
+        &format!("http://{addr}"),
+        "--scenario",
+        "richest",
+        "--requests",
+        "50",
+        "--connections",
+        "2",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for word in ["req/s", "p50", "p90", "p99", "max", "200: 50"] {
+        assert!(
+            out.stdout.contains(word),
+            "{word} missing in\n{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn non_loopback_and_malformed_urls_are_refused_with_exit_2() {
+    for url in [
+        "http://192.0.2.1:14265",
+        "http://[2001:db8::1]:14265",
+        "https://127.0.0.1:14265",
+        "127.0.0.1:14265",
+    ] {
+        let out = bench(&["--url", url, "--scenario", "get-output", "--requests", "1"]);
+        assert_eq!(out.code, Some(2), "{url}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{url}: {}", out.stdout);
+        assert!(!out.stderr.trim().is_empty(), "{url}");
+    }
+    let out = bench(&["--url", "http://192.0.2.1", "--scenario", "richest"]);
+    assert!(out.stderr.contains("loopback"), "{}", out.stderr);
+}
+
+#[test]
+fn bounds_on_the_flags_are_enforced() {
+    for args in [
+        &["--connections", "0"][..],
+        &["--connections", "5000"],
+        &["--duration", "0"],
+        &["--duration", "601"],
+        &["--requests", "0"],
+    ] {
+        let out = bench(&[&["--scenario", "get-output"][..], args].concat());
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn submit_binary_without_tips_fails_with_exit_1() {
+    let (addr, seen) = server(false);
+    let out = bench(&[
+        "--url",
+        &format!("http://{addr}"),
+        "--scenario",
+        "submit-binary",
+        "--requests",
+        "5",
+    ]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("tips"), "{}", out.stderr);
+    assert_eq!(
+        seen.good.load(Ordering::Relaxed) + seen.bad.load(Ordering::Relaxed),
+        0
+    );
+}
