@@ -153,7 +153,9 @@ fn parentless_blocks_get_parents_only_with_nonce_zero() {
     let mut bytes = vec![2u8, 0, 0, 0, 0, 0];
     bytes.extend_from_slice(&0u64.to_le_bytes());
     let id = created_id(&post_binary(&node, &bytes));
-    let meta = node.get(&format!("{BLOCKS}/{}/metadata", hex0x(&id))).json();
+    let meta = node
+        .get(&format!("{BLOCKS}/{}/metadata", hex0x(&id)))
+        .json();
     assert!(!meta["parents"].as_array().expect("parents").is_empty());
     let mut bytes = vec![2u8, 0, 0, 0, 0, 0];
     bytes.extend_from_slice(&9u64.to_le_bytes());
@@ -234,7 +236,11 @@ fn version_network_payload_and_shape_errors_are_400() {
     let block = json!({"protocolVersion": 2, "parents": [sep], "payload": Payload::Transaction(tx.clone())});
     assert_invalid(&post_json(&node, &block), "networkID", "wrong network JSON");
     let bytes = block_bytes(&[[0; 32]], Some(Payload::Transaction(tx)), 0);
-    assert_invalid(&post_binary(&node, &bytes), "networkID", "wrong network binary");
+    assert_invalid(
+        &post_binary(&node, &bytes),
+        "networkID",
+        "wrong network binary",
+    );
 
     // Nothing was stored by any of these; the node is still fine.
     assert_eq!(node.get("/health").status, 200);
@@ -257,7 +263,8 @@ fn media_types_and_body_limits() {
         assert!(message.contains(ct), "{ct}: {message}");
     }
     // No Content-Type: JSON.
-    let block = json!({"protocolVersion": 2, "parents": [hex0x(&sep)], "payload": tagged_data(b"ct", b"")});
+    let block =
+        json!({"protocolVersion": 2, "parents": [hex0x(&sep)], "payload": tagged_data(b"ct", b"")});
     created_id(&node.post(BLOCKS, &[], block.to_string().as_bytes()));
     created_id(&node.post(
         BLOCKS,
@@ -267,7 +274,9 @@ fn media_types_and_body_limits() {
     // Over 1 MiB: 413 for JSON and binary, declared or chunked.
     let over = vec![b' '; (1 << 20) + 1];
     for ct in [JSON_CT, BINARY] {
-        let message = node.post(BLOCKS, &[("content-type", ct)], &over).assert_error(413);
+        let message = node
+            .post(BLOCKS, &[("content-type", ct)], &over)
+            .assert_error(413);
         assert!(message.contains("1048576"), "{message}");
         node.post_chunked(BLOCKS, &[("content-type", ct)], &over)
             .assert_error(413);
@@ -293,7 +302,9 @@ fn binary_and_json_of_one_block_give_one_id() {
         serde_json::from_value(tagged_data(b"same", b"block")).expect("payload");
     let bytes = block_bytes(&[[0; 32]], Some(payload), 42);
     let from_binary = created_id(&node.post(BLOCKS, &[("content-type", BINARY_IOTA)], &bytes));
-    let json = node.get(&format!("{BLOCKS}/{}", hex0x(&from_binary))).json();
+    let json = node
+        .get(&format!("{BLOCKS}/{}", hex0x(&from_binary)))
+        .json();
     assert_eq!(json["nonce"], json!("42"));
     let from_json = created_id(&post_json(&node, &json));
     assert_eq!(from_json, from_binary);

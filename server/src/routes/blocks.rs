@@ -243,7 +243,9 @@ async fn fill_nonce(
     let Some(body_len) = bytes.len().checked_sub(NONCE_LEN) else {
         return Err(invalid("block is too short"));
     };
-    let nonce_zero = bytes.get(body_len..).is_some_and(|n| n.iter().all(|&b| b == 0));
+    let nonce_zero = bytes
+        .get(body_len..)
+        .is_some_and(|n| n.iter().all(|&b| b == 0));
     if !nonce_zero {
         return Err(invalid(format!(
             "block has insufficient PoW score {:.2} (minimum {min_score})",

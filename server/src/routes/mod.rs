@@ -16,10 +16,7 @@ pub mod peers;
 pub mod transactions;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
-pub const ROUTE_GROUPS: &[&str] = &[
-    "core/v2",
-    "explorer/v2",
-];
+pub const ROUTE_GROUPS: &[&str] = &["core/v2", "explorer/v2"];
 
 /// `GET /health`: 200 with no body when healthy, 503 otherwise.
 pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {
