@@ -309,3 +309,47 @@ fn binary_and_json_of_one_block_give_one_id() {
     let from_json = created_id(&post_json(&node, &json));
     assert_eq!(from_json, from_binary);
 }
+
+#[test]
+fn milestones_from_unknown_keys_are_400_and_own_milestones_are_known() {
+    use ledger_codec::{
+        ed25519::SigningKey,
+        stardust::{Ed25519Signature, Milestone},
+        types::{Bytes, Hash32},
+    };
+    let node = start();
+    let parents = vec![[0u8; 32]];
+    let mut milestone = Milestone {
+        index: 1,
+        timestamp: 1_700_000_000,
+        protocol_version: 2,
+        previous_milestone_id: Hash32::from([0; 32]),
+        parents: parents.clone().into(),
+        inclusion_merkle_root: Hash32::from([0; 32]),
+        applied_merkle_root: Hash32::from([0; 32]),
+        metadata: Bytes::default(),
+        options: Vec::new(),
+        signatures: Vec::new().into(),
+    };
+    let key = SigningKey::from_seed(&[5; 32]);
+    let signature = key.sign(&milestone.id());
+    milestone.signatures = vec![Ed25519Signature::new(key.public_key(), signature)].into();
+    let bytes = block_bytes(&parents, Some(Payload::Milestone(milestone)), 0);
+    assert_invalid(
+        &post_binary(&node, &bytes),
+        "unknown key",
+        "foreign milestone",
+    );
+
+    // The node's own milestone block, sent back: known, 201 with the same id.
+    let token = format!("Bearer {}", node.jwt());
+    let issued = node
+        .post(CONTROL_MILESTONE, &[("authorization", &token)], b"")
+        .json();
+    let id = issued["blockId"].as_str().expect("blockId");
+    let raw = node.get_with(&format!("{BLOCKS}/{id}"), &[("accept", BINARY)]);
+    assert_eq!(raw.status, 200);
+    assert_eq!(hex0x(&created_id(&post_binary(&node, &raw.body))), id);
+    let json = node.get(&format!("{BLOCKS}/{id}")).json();
+    assert_eq!(hex0x(&created_id(&post_json(&node, &json))), id);
+}
