@@ -218,6 +218,23 @@ fn version_network_payload_and_shape_errors_are_400() {
             "",
             "block over 32768 bytes",
         ),
+        (
+            json!({"protocolVersion": 2, "parents": [sep],
+                   "payload": tagged_data(&[1; 300], b"")}),
+            "",
+            "tag longer than its u8 length prefix",
+        ),
+        (
+            json!({"protocolVersion": 2,
+                   "parents": (0..257u32).map(|i| {
+                       let mut p = [0u8; 32];
+                       p[..4].copy_from_slice(&i.to_le_bytes());
+                       p.reverse();
+                       hex0x(&p)
+                   }).collect::<Vec<_>>()}),
+            "",
+            "257 parents (more than the u8 count prefix)",
+        ),
         (json!([1, 2]), "object", "not an object"),
     ];
     for (block, needle, what) in &cases {
