@@ -128,7 +128,10 @@ pub fn api_routes() -> Router<AppState> {
         )
         .route("/api/core/v2/info", get(routes::info::info))
         .route("/api/core/v2/tips", get(routes::info::tips))
-        .route("/api/core/v2/outputs/{output_id}", get(routes::outputs::get))
+        .route(
+            "/api/core/v2/outputs/{output_id}",
+            get(routes::outputs::get),
+        )
         .route(
             "/api/core/v2/outputs/{output_id}/metadata",
             get(routes::outputs::metadata),

@@ -125,10 +125,8 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     let out0 = format!("{tx_id}0000");
     node.get(&format!("/api/core/v2/outputs/{out0}"))
         .assert_error(404);
-    node.get(&format!(
-        "/api/core/v2/transactions/{tx_id}/included-block"
-    ))
-    .assert_error(404);
+    node.get(&format!("/api/core/v2/transactions/{tx_id}/included-block"))
+        .assert_error(404);
     // The genesis output is confirmed from the start.
     let genesis = node.get(&format!("/api/core/v2/outputs/{}", genesis_output_id()));
     assert_eq!(genesis.status, 200);
@@ -142,7 +140,10 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     let issued = issue_milestone(&node, &token);
     let index = issued["index"].as_u64().expect("index");
     assert_eq!(index, index_before + 1, "{issued}");
-    let milestone_id = issued["milestoneId"].as_str().expect("milestoneId").to_owned();
+    let milestone_id = issued["milestoneId"]
+        .as_str()
+        .expect("milestoneId")
+        .to_owned();
     let milestone_block = issued["blockId"].as_str().expect("blockId").to_owned();
 
     // The new output, JSON and binary.
@@ -157,7 +158,9 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     assert_eq!(m["isSpent"], json!(false));
     assert_eq!(m["milestoneIndexBooked"], json!(index));
     assert_eq!(m["ledgerIndex"], json!(index));
-    assert!(m["milestoneTimestampBooked"].as_u64().is_some_and(|t| t > 0));
+    assert!(m["milestoneTimestampBooked"]
+        .as_u64()
+        .is_some_and(|t| t > 0));
     for absent in [
         "milestoneIndexSpent",
         "milestoneTimestampSpent",
@@ -187,9 +190,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     assert!(sm["milestoneTimestampSpent"].as_u64().is_some());
 
     // Included block, JSON and binary, and its metadata.
-    let inc = node.get(&format!(
-        "/api/core/v2/transactions/{tx_id}/included-block"
-    ));
+    let inc = node.get(&format!("/api/core/v2/transactions/{tx_id}/included-block"));
     assert_eq!(inc.status, 200);
     assert_eq!(inc.json()["payload"], tx_block["payload"]);
     let inc_raw = node.get_with(
@@ -213,7 +214,11 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     // Tagged-data blocks are referenced without a transaction.
     for id in [&json_id, &bin_id] {
         let meta = node.get(&format!("{BLOCKS}/{id}/metadata")).json();
-        assert_eq!(meta["ledgerInclusionState"], json!("noTransaction"), "{meta}");
+        assert_eq!(
+            meta["ledgerInclusionState"],
+            json!("noTransaction"),
+            "{meta}"
+        );
         assert_eq!(meta["referencedByMilestoneIndex"], json!(index), "{meta}");
     }
 
@@ -274,9 +279,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
             {"address": [{"type": 0, "pubKeyHash": receiver}], "balance": "1000000"},
         ])
     );
-    let current = node
-        .get("/api/explorer/v2/ledger/richest-addresses")
-        .json();
+    let current = node.get("/api/explorer/v2/ledger/richest-addresses").json();
     assert_eq!(current, rich);
     let before = node
         .get(&format!(
@@ -300,10 +303,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     .assert_error(404);
 
     // A double spend after confirmation is accepted as a block but conflicts.
-    let double = genesis_spend(
-        vec![basic_output(DEV_SUPPLY, &receiver)],
-        DEV_NETWORK,
-    );
+    let double = genesis_spend(vec![basic_output(DEV_SUPPLY, &receiver)], DEV_NETWORK);
     let double_id = hex0x(&double.id());
     let double_block_id = post_json(
         &node,
@@ -314,7 +314,10 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
         .get(&format!("{BLOCKS}/{double_block_id}/metadata"))
         .json();
     assert_eq!(meta["ledgerInclusionState"], json!("conflicting"), "{meta}");
-    assert!(meta["conflictReason"].as_u64().is_some_and(|c| c > 0), "{meta}");
+    assert!(
+        meta["conflictReason"].as_u64().is_some_and(|c| c > 0),
+        "{meta}"
+    );
     node.get(&format!(
         "/api/core/v2/transactions/{double_id}/included-block"
     ))
@@ -426,7 +429,11 @@ fn tips_on_a_fresh_node_and_after_blocks() {
     sorted.dedup();
     assert_eq!(sorted, tips, "sorted and unique");
     for tip in &tips {
-        assert!(ids.contains(&hex0x(tip)), "{} is not a new block", hex0x(tip));
+        assert!(
+            ids.contains(&hex0x(tip)),
+            "{} is not a new block",
+            hex0x(tip)
+        );
     }
 }
 

@@ -69,9 +69,15 @@ fn node_mines_nonces_at_score_1500() {
         block.to_string().as_bytes(),
     ));
     let bytes = stored_bytes(&node, &id);
-    assert!(meets_score(&bytes, MIN_POW_SCORE), "stored block misses the score");
+    assert!(
+        meets_score(&bytes, MIN_POW_SCORE),
+        "stored block misses the score"
+    );
     assert_eq!(hex0x(&Block::id_of(&bytes)), id);
-    assert_ne!(node.get(&format!("{BLOCKS}/{id}")).json()["nonce"], json!("0"));
+    assert_ne!(
+        node.get(&format!("{BLOCKS}/{id}")).json()["nonce"],
+        json!("0")
+    );
 
     // Binary with parents and nonce 0: mined too, so the id is not that of the bytes sent.
     let payload: Payload<'static> =
@@ -96,7 +102,12 @@ fn node_mines_nonces_at_score_1500() {
     // Milestones issued by the node itself are exempt and still confirm.
     let token = format!("Bearer {}", node.jwt());
     let reply = node.post(CONTROL_MILESTONE, &[("authorization", &token)], b"");
-    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
 }
 
 #[test]

@@ -65,7 +65,10 @@ fn unknown_ids_are_404_in_either_case() {
         ] {
             let path = template.replace("{}", &id);
             let message = node.get(&path).assert_error(404);
-            assert!(message.contains("not found") || message.contains("no "), "{path}: {message}");
+            assert!(
+                message.contains("not found") || message.contains("no "),
+                "{path}: {message}"
+            );
             let binary = node.get_with(&path, &[("accept", BINARY)]);
             binary.assert_error(404);
         }
@@ -123,7 +126,10 @@ fn genesis_output_json_binary_and_negotiation() {
     assert!(m.get("transactionIdSpent").is_none());
     // Uppercase hex finds the same output.
     let upper = format!("0x{}", "00".repeat(34)).replace("0x", "0X");
-    assert_eq!(node.get(&format!("/api/core/v2/outputs/{upper}")).json(), body);
+    assert_eq!(
+        node.get(&format!("/api/core/v2/outputs/{upper}")).json(),
+        body
+    );
     for accept in [BINARY, BINARY_IOTA] {
         let raw = node.get_with(&path, &[("accept", accept)]);
         assert_eq!(raw.status, 200);

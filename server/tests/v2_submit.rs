@@ -153,7 +153,9 @@ fn parentless_blocks_get_parents_only_with_nonce_zero() {
     let mut bytes = vec![2u8, 0, 0, 0, 0, 0];
     bytes.extend_from_slice(&0u64.to_le_bytes());
     let id = created_id(&post_binary(&node, &bytes));
-    let meta = node.get(&format!("{BLOCKS}/{}/metadata", hex0x(&id))).json();
+    let meta = node
+        .get(&format!("{BLOCKS}/{}/metadata", hex0x(&id)))
+        .json();
     assert!(!meta["parents"].as_array().expect("parents").is_empty());
     let mut bytes = vec![2u8, 0, 0, 0, 0, 0];
     bytes.extend_from_slice(&9u64.to_le_bytes());
@@ -216,6 +218,23 @@ fn version_network_payload_and_shape_errors_are_400() {
             "",
             "block over 32768 bytes",
         ),
+        (
+            json!({"protocolVersion": 2, "parents": [sep],
+                   "payload": tagged_data(&[1; 300], b"")}),
+            "",
+            "tag longer than its u8 length prefix",
+        ),
+        (
+            json!({"protocolVersion": 2,
+                   "parents": (0..257u32).map(|i| {
+                       let mut p = [0u8; 32];
+                       p[..4].copy_from_slice(&i.to_le_bytes());
+                       p.reverse();
+                       hex0x(&p)
+                   }).collect::<Vec<_>>()}),
+            "",
+            "257 parents (more than the u8 count prefix)",
+        ),
         (json!([1, 2]), "object", "not an object"),
     ];
     for (block, needle, what) in &cases {
@@ -234,7 +253,11 @@ fn version_network_payload_and_shape_errors_are_400() {
     let block = json!({"protocolVersion": 2, "parents": [sep], "payload": Payload::Transaction(tx.clone())});
     assert_invalid(&post_json(&node, &block), "networkID", "wrong network JSON");
     let bytes = block_bytes(&[[0; 32]], Some(Payload::Transaction(tx)), 0);
-    assert_invalid(&post_binary(&node, &bytes), "networkID", "wrong network binary");
+    assert_invalid(
+        &post_binary(&node, &bytes),
+        "networkID",
+        "wrong network binary",
+    );
 
     // Nothing was stored by any of these; the node is still fine.
     assert_eq!(node.get("/health").status, 200);
@@ -257,7 +280,8 @@ fn media_types_and_body_limits() {
         assert!(message.contains(ct), "{ct}: {message}");
     }
     // No Content-Type: JSON.
-    let block = json!({"protocolVersion": 2, "parents": [hex0x(&sep)], "payload": tagged_data(b"ct", b"")});
+    let block =
+        json!({"protocolVersion": 2, "parents": [hex0x(&sep)], "payload": tagged_data(b"ct", b"")});
     created_id(&node.post(BLOCKS, &[], block.to_string().as_bytes()));
     created_id(&node.post(
         BLOCKS,
@@ -267,7 +291,9 @@ fn media_types_and_body_limits() {
     // Over 1 MiB: 413 for JSON and binary, declared or chunked.
     let over = vec![b' '; (1 << 20) + 1];
     for ct in [JSON_CT, BINARY] {
-        let message = node.post(BLOCKS, &[("content-type", ct)], &over).assert_error(413);
+        let message = node
+            .post(BLOCKS, &[("content-type", ct)], &over)
+            .assert_error(413);
         assert!(message.contains("1048576"), "{message}");
         node.post_chunked(BLOCKS, &[("content-type", ct)], &over)
             .assert_error(413);
@@ -293,8 +319,54 @@ fn binary_and_json_of_one_block_give_one_id() {
         serde_json::from_value(tagged_data(b"same", b"block")).expect("payload");
     let bytes = block_bytes(&[[0; 32]], Some(payload), 42);
     let from_binary = created_id(&node.post(BLOCKS, &[("content-type", BINARY_IOTA)], &bytes));
-    let json = node.get(&format!("{BLOCKS}/{}", hex0x(&from_binary))).json();
+    let json = node
+        .get(&format!("{BLOCKS}/{}", hex0x(&from_binary)))
+        .json();
     assert_eq!(json["nonce"], json!("42"));
     let from_json = created_id(&post_json(&node, &json));
     assert_eq!(from_json, from_binary);
+}
+
+#[test]
+fn milestones_from_unknown_keys_are_400_and_own_milestones_are_known() {
+    use ledger_codec::{
+        ed25519::SigningKey,
+        stardust::{Ed25519Signature, Milestone},
+        types::{Bytes, Hash32},
+    };
+    let node = start();
+    let parents = vec![[0u8; 32]];
+    let mut milestone = Milestone {
+        index: 1,
+        timestamp: 1_700_000_000,
+        protocol_version: 2,
+        previous_milestone_id: Hash32::from([0; 32]),
+        parents: parents.clone().into(),
+        inclusion_merkle_root: Hash32::from([0; 32]),
+        applied_merkle_root: Hash32::from([0; 32]),
+        metadata: Bytes::default(),
+        options: Vec::new(),
+        signatures: Vec::new().into(),
+    };
+    let key = SigningKey::from_seed(&[5; 32]);
+    let signature = key.sign(&milestone.id());
+    milestone.signatures = vec![Ed25519Signature::new(key.public_key(), signature)].into();
+    let bytes = block_bytes(&parents, Some(Payload::Milestone(milestone)), 0);
+    assert_invalid(
+        &post_binary(&node, &bytes),
+        "unknown key",
+        "foreign milestone",
+    );
+
+    // The node's own milestone block, sent back: known, 201 with the same id.
+    let token = format!("Bearer {}", node.jwt());
+    let issued = node
+        .post(CONTROL_MILESTONE, &[("authorization", &token)], b"")
+        .json();
+    let id = issued["blockId"].as_str().expect("blockId");
+    let raw = node.get_with(&format!("{BLOCKS}/{id}"), &[("accept", BINARY)]);
+    assert_eq!(raw.status, 200);
+    assert_eq!(hex0x(&created_id(&post_binary(&node, &raw.body))), id);
+    let json = node.get(&format!("{BLOCKS}/{id}")).json();
+    assert_eq!(hex0x(&created_id(&post_json(&node, &json))), id);
 }

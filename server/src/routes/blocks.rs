@@ -243,7 +243,9 @@ async fn fill_nonce(
     let Some(body_len) = bytes.len().checked_sub(NONCE_LEN) else {
         return Err(invalid("block is too short"));
     };
-    let nonce_zero = bytes.get(body_len..).is_some_and(|n| n.iter().all(|&b| b == 0));
+    let nonce_zero = bytes
+        .get(body_len..)
+        .is_some_and(|n| n.iter().all(|&b| b == 0));
     if !nonce_zero {
         return Err(invalid(format!(
             "block has insufficient PoW score {:.2} (minimum {min_score})",
@@ -424,4 +426,75 @@ pub async fn metadata(
 ) -> Result<Response, ApiError> {
     let id = parse_hex_id::<32>("blockId", &block_id)?;
     json_response(&metadata_of(state.engine()?, &id)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(referenced_by: Option<u32>, inclusion: Inclusion, ocri: u32, ycri: u32) -> BlockMeta {
+        BlockMeta {
+            parents: vec![[1; 32], [2; 32]],
+            solid: true,
+            referenced_by,
+            white_flag_index: referenced_by.map(|_| 3),
+            inclusion,
+            milestone_index: None,
+            transaction_id: None,
+            ocri,
+            ycri,
+            children: Vec::new(),
+            record: 0,
+        }
+    }
+
+    fn json(m: &BlockMeta, cmi: u32) -> Value {
+        serde_json::to_value(BlockMetadata::new(&[9; 32], m, cmi, 15)).expect("JSON")
+    }
+
+    #[test]
+    fn referenced_blocks_have_inclusion_state_and_no_tip_advice() {
+        let cases = [
+            (Inclusion::NoTransaction, "noTransaction", None),
+            (Inclusion::Included, "included", None),
+            (Inclusion::Conflicting(1), "conflicting", Some(1)),
+        ];
+        for (inclusion, state, reason) in cases {
+            let j = json(&meta(Some(7), inclusion, 0, 0), 7);
+            assert_eq!(j["referencedByMilestoneIndex"], 7, "{j}");
+            assert_eq!(j["ledgerInclusionState"], state, "{j}");
+            assert_eq!(j["whiteFlagIndex"], 3, "{j}");
+            assert_eq!(j.get("conflictReason").and_then(Value::as_u64), reason);
+            assert!(j.get("shouldPromote").is_none(), "{j}");
+            assert!(j.get("shouldReattach").is_none(), "{j}");
+            assert!(j.get("milestoneIndex").is_none(), "{j}");
+        }
+    }
+
+    #[test]
+    fn unreferenced_solid_blocks_get_hornet_tip_advice() {
+        // (cmi, ocri, ycri) → (shouldPromote, shouldReattach)
+        let cases = [
+            ((20, 20, 20), (false, false)),
+            ((20, 7, 20), (false, false)),  // OCRI delta 13: non-lazy
+            ((20, 6, 20), (true, false)),   // OCRI delta 14: semi-lazy
+            ((20, 5, 20), (true, false)),   // delta 15: still attachable
+            ((20, 4, 20), (false, true)),   // delta 16: below max depth
+            ((20, 20, 11), (true, false)),  // YCRI delta 9 > 8: lazy
+            ((20, 20, 12), (false, false)), // YCRI delta 8
+        ];
+        for ((cmi, ocri, ycri), (promote, reattach)) in cases {
+            let j = json(&meta(None, Inclusion::Pending, ocri, ycri), cmi);
+            assert_eq!(j["shouldPromote"], promote, "{cmi} {ocri} {ycri}: {j}");
+            assert_eq!(j["shouldReattach"], reattach, "{cmi} {ocri} {ycri}: {j}");
+            assert!(j.get("ledgerInclusionState").is_none(), "{j}");
+            assert!(j.get("referencedByMilestoneIndex").is_none(), "{j}");
+        }
+        let mut unsolid = meta(None, Inclusion::Pending, 0, 0);
+        unsolid.solid = false;
+        let j = json(&unsolid, 20);
+        assert_eq!(j["isSolid"], false);
+        assert!(j.get("shouldPromote").is_none(), "{j}");
+        assert_eq!(j["parents"][1], to_hex(&[2; 32]));
+    }
 }

@@ -11,11 +11,7 @@ use serde::Serialize;
 use ledger_codec::{stardust::Address, Codec};
 use ledger_engine::richlist::RichListError;
 
-use crate::{
-    app::AppState,
-    error::ApiError,
-    routes::ids::json_response,
-};
+use crate::{app::AppState, error::ApiError, routes::ids::json_response};
 
 /// `top` when the query has none.
 pub const DEFAULT_TOP: usize = 100;
@@ -124,7 +120,11 @@ mod tests {
         assert_eq!(q(&[]).ok(), Some((100, None)));
         assert_eq!(q(&[("top", "5")]).ok(), Some((5, None)));
         assert_eq!(q(&[("top", "1001")]).ok(), Some((1000, None)));
-        for huge in ["18446744073709551615", "18446744073709551616", "99999999999999999999999"] {
+        for huge in [
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999999",
+        ] {
             assert_eq!(q(&[("top", huge)]).ok(), Some((1000, None)), "{huge}");
         }
         assert_eq!(q(&[("top", "0000")]).ok().map(|r| r.0), None);

@@ -110,7 +110,10 @@ mod tests {
                 .err()
                 .map(|e| e.to_string());
             let err = err.unwrap_or_else(|| panic!("{bad:?} was accepted"));
-            assert!(err.contains("blockId") && err.contains(needle), "{bad:?}: {err}");
+            assert!(
+                err.contains("blockId") && err.contains(needle),
+                "{bad:?}: {err}"
+            );
         }
     }
 

@@ -63,8 +63,8 @@ pub async fn by_id(
 ) -> Result<Response, ApiError> {
     let id = parse_hex_id::<32>("milestoneId", &milestone_id)?;
     let engine = state.engine()?;
-    let info = engine.milestone_by_id(&id).ok_or_else(|| {
-        ApiError::not_found(format!("milestone not found: {milestone_id}"))
-    })?;
+    let info = engine
+        .milestone_by_id(&id)
+        .ok_or_else(|| ApiError::not_found(format!("milestone not found: {milestone_id}")))?;
     milestone_response(engine, info, accept)
 }

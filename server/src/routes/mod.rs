@@ -1,4 +1,5 @@
-//! The endpoints that need no ledger: health, route list, peers, and the submit stub.
+//! The endpoints: health and route list here; peers, the v2 core API and the explorer in
+//! the submodules.
 
 use axum::{extract::State, http::StatusCode, Json};
 use serde::{Deserialize, Serialize};
