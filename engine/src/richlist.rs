@@ -10,7 +10,10 @@
 //! outputs or addresses in the ledger.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+// foldhash-backed maps: the keys are 33-byte addresses, hashed on every query.
+use hashbrown::HashMap;
 
 /// An address as its 33 serialized bytes (type byte + 32-byte id).
 pub type AddressKey = [u8; 33];
@@ -184,7 +187,14 @@ impl RichList {
                 .collect());
         }
         // Rewind the addresses touched after `at`.
-        let mut past: HashMap<AddressKey, i128> = HashMap::new();
+        let touched: usize = self
+            .history
+            .iter()
+            .rev()
+            .take_while(|m| m.index > at)
+            .map(|m| m.changes.len())
+            .sum();
+        let mut past: HashMap<AddressKey, i128> = HashMap::with_capacity(touched);
         for m in self.history.iter().rev().take_while(|m| m.index > at) {
             for (a, d) in &m.changes {
                 let e = past
@@ -202,6 +212,11 @@ impl RichList {
                     .map(|b| (Reverse(b), *a))
             })
             .collect();
+        // Only the best `n` of the rewound addresses can make the answer.
+        if rewound.len() > n && n > 0 {
+            rewound.select_nth_unstable(n - 1);
+            rewound.truncate(n);
+        }
         rewound.sort_unstable();
         let mut out = Vec::with_capacity(n.min(rewound.len() + self.order.len()));
         let mut current = self
