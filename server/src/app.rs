@@ -152,6 +152,11 @@ pub fn api_routes() -> Router<AppState> {
             "/api/core/v2/milestones/by-id/{milestone_id}",
             get(routes::milestones::by_id),
         )
+        // Hornet's and TIP-25's path for the same read (what iota-sdk calls).
+        .route(
+            "/api/core/v2/milestones/{milestone_id}",
+            get(routes::milestones::by_id),
+        )
         .route(
             "/api/core/v2/control/milestone",
             post(routes::control::milestone),
