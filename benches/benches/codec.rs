@@ -210,7 +210,13 @@ fn tx_128(params: &ProtocolParameters) -> Vec<u8> {
         h(30),
         [0x5a; 64],
     )))];
-    tx_block(params, vec![UtxoInput::new(h(1), 0)], outputs, unlocks, None)
+    tx_block(
+        params,
+        vec![UtxoInput::new(h(1), 0)],
+        outputs,
+        unlocks,
+        None,
+    )
 }
 
 /// v2 fixtures: (name, bytes).
