@@ -41,9 +41,7 @@ fn single_vs_batch(c: &mut Criterion) {
     g.bench_function("verify_batch_64", |b| {
         b.iter(|| ed25519::verify_batch(black_box(&its)))
     });
-    g.bench_function("verify_all_64", |b| {
-        b.iter(|| ed25519::verify_all(black_box(&its)))
-    });
+    g.bench_function("verify_all_64", |b| b.iter(|| ed25519::verify_all(black_box(&its))));
     // One bad signature: the failing chunk is re-checked one by one.
     let mut bad = data.clone();
     bad[17].2[0] ^= 1;
