@@ -1054,9 +1054,13 @@ impl<'a> Output<'a> {
 impl<'a> Codec<'a> for Output<'a> {
     #[inline]
     fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let o = Self::read_layout(r)?;
-        o.check_syntax()?;
-        Ok(o)
+        // The result is checked in place and returned as is: moving the
+        // ~200-byte output out of it and back would cost two memcpys.
+        let o = Self::read_layout(r);
+        if let Ok(v) = &o {
+            v.check_syntax()?;
+        }
+        o
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
