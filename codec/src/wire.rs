@@ -253,9 +253,12 @@ pub trait Codec<'a>: Sized {
     /// Any decode error, or [`ErrorKind::TrailingBytes`].
     fn decode(bytes: &'a [u8]) -> Result<Self> {
         let mut r = Reader::new(bytes);
-        let v = Self::read(&mut r)?;
-        r.finish()?;
-        Ok(v)
+        // Returned in place (no move out of the result and back).
+        let v = Self::read(&mut r);
+        if v.is_ok() {
+            r.finish()?;
+        }
+        v
     }
 }
 

@@ -35,6 +35,9 @@ pub struct NativeToken<'a> {
 }
 
 impl NativeToken<'_> {
+    /// Serialized length: 38-byte id and 32-byte amount.
+    pub const LEN: usize = 38 + 32;
+
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> NativeToken<'static> {
         NativeToken {
@@ -105,6 +108,11 @@ pub struct SimpleTokenScheme {
 pub enum TokenScheme {
     /// Type 0.
     Simple(SimpleTokenScheme),
+}
+
+impl SimpleTokenScheme {
+    /// Serialized length as a token scheme: type byte and three uint256.
+    pub const LEN: usize = 1 + 3 * 32;
 }
 
 impl TokenScheme {
@@ -202,6 +210,19 @@ pub enum UnlockCondition<'a> {
 }
 
 impl UnlockCondition<'_> {
+    /// Serialized length in bytes (type byte included), without encoding.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Self::Address(_)
+            | Self::StateControllerAddress(_)
+            | Self::GovernorAddress(_)
+            | Self::ImmutableAliasAddress(_) => 1 + Address::LEN,
+            Self::StorageDepositReturn { .. } => 1 + Address::LEN + 8,
+            Self::Timelock(_) => 1 + 4,
+            Self::Expiration { .. } => 1 + Address::LEN + 4,
+        }
+    }
+
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
@@ -424,6 +445,15 @@ pub enum Feature<'a> {
 }
 
 impl Feature<'_> {
+    /// Serialized length in bytes (type byte and length prefix included), without encoding.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Self::Sender(_) | Self::Issuer(_) => 1 + Address::LEN,
+            Self::Metadata(b) => (1 + METADATA.width()).saturating_add(b.len()),
+            Self::Tag(b) => (1 + TAG.width()).saturating_add(b.len()),
+        }
+    }
+
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
@@ -963,11 +993,41 @@ impl<'a> Output<'a> {
         Ok(())
     }
 
-    /// Serialized length in bytes.
+    /// Serialized length in bytes, computed from the parts without encoding
+    /// (equal to `self.to_bytes().len()`; no allocation).
     pub fn encoded_len(&self) -> usize {
-        let mut v = Vec::with_capacity(128);
-        self.encode(&mut v);
-        v.len()
+        // Count prefix (u8) + elements, for the u8-counted lists.
+        fn ucs(v: &[UnlockCondition<'_>]) -> usize {
+            v.iter().fold(1, |n, u| n.saturating_add(u.encoded_len()))
+        }
+        fn fs(v: &[Feature<'_>]) -> usize {
+            v.iter().fold(1, |n, f| n.saturating_add(f.encoded_len()))
+        }
+        // type + amount
+        let head = 1 + 8;
+        let rest = match self {
+            Self::Treasury(_) => return head,
+            Self::Basic(o) => ucs(&o.unlock_conditions).saturating_add(fs(&o.features)),
+            Self::Alias(o) => (32 + 4 + STATE_METADATA.width() + 4)
+                .saturating_add(o.state_metadata.len())
+                .saturating_add(ucs(&o.unlock_conditions))
+                .saturating_add(fs(&o.features))
+                .saturating_add(fs(&o.immutable_features)),
+            Self::Foundry(o) => (4 + SimpleTokenScheme::LEN)
+                .saturating_add(ucs(&o.unlock_conditions))
+                .saturating_add(fs(&o.features))
+                .saturating_add(fs(&o.immutable_features)),
+            Self::Nft(o) => 32usize
+                .saturating_add(ucs(&o.unlock_conditions))
+                .saturating_add(fs(&o.features))
+                .saturating_add(fs(&o.immutable_features)),
+        };
+        let nts = self
+            .native_tokens()
+            .len()
+            .saturating_mul(NativeToken::LEN)
+            .saturating_add(NATIVE_TOKENS.width());
+        rest.saturating_add(head).saturating_add(nts)
     }
 
     /// Minimum storage deposit of this output (TIP-19):
@@ -992,10 +1052,15 @@ impl<'a> Output<'a> {
 }
 
 impl<'a> Codec<'a> for Output<'a> {
+    #[inline]
     fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let o = Self::read_layout(r)?;
-        o.check_syntax()?;
-        Ok(o)
+        // The result is checked in place and returned as is: moving the
+        // ~200-byte output out of it and back would cost two memcpys.
+        let o = Self::read_layout(r);
+        if let Ok(v) = &o {
+            v.check_syntax()?;
+        }
+        o
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
@@ -1063,5 +1128,115 @@ impl<'de> Deserialize<'de> for Output<'_> {
             6 => Self::Nft(tagged::rest::<D, NftOutput<'static>>(rest)?),
             t => return Err(serde::de::Error::custom(format!("unknown output type {t}"))),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(kind: u8, seed: u8) -> Address<'static> {
+        let h = Hash32::owned([seed; 32]);
+        match kind {
+            Address::ALIAS => Address::Alias(h),
+            Address::NFT => Address::Nft(h),
+            _ => Address::Ed25519(h),
+        }
+    }
+
+    fn nts(n: u8) -> Vec<NativeToken<'static>> {
+        (0..n)
+            .map(|i| NativeToken {
+                id: Fixed::owned([i; 38]),
+                amount: U256::from(u64::from(i) + 1),
+            })
+            .collect()
+    }
+
+    /// Every unlock condition, feature and output kind, with and without
+    /// native tokens and variable-length data.
+    fn samples() -> Vec<Output<'static>> {
+        let mut v = vec![Output::Treasury(TreasuryOutput { amount: 5 })];
+        for n in [0u8, 1, 3] {
+            v.push(Output::Basic(BasicOutput {
+                amount: 1,
+                native_tokens: nts(n),
+                unlock_conditions: vec![
+                    UnlockCondition::Address(addr(0, 1)),
+                    UnlockCondition::StorageDepositReturn {
+                        return_address: addr(8, 2),
+                        amount: 3,
+                    },
+                    UnlockCondition::Timelock(4),
+                    UnlockCondition::Expiration {
+                        return_address: addr(16, 5),
+                        unix_time: 6,
+                    },
+                ],
+                features: vec![
+                    Feature::Sender(addr(0, 7)),
+                    Feature::Metadata(Bytes::from(vec![1; 300 * usize::from(n) + 1])),
+                    Feature::Tag(Bytes::from(vec![2; 5])),
+                ],
+            }));
+            v.push(Output::Alias(AliasOutput {
+                amount: 1,
+                native_tokens: nts(n),
+                alias_id: Hash32::owned([9; 32]),
+                state_index: 1,
+                state_metadata: Bytes::from(vec![3; 17 * usize::from(n)]),
+                foundry_counter: 2,
+                unlock_conditions: vec![
+                    UnlockCondition::StateControllerAddress(addr(0, 1)),
+                    UnlockCondition::GovernorAddress(addr(8, 2)),
+                ],
+                features: vec![Feature::Sender(addr(0, 3))],
+                immutable_features: vec![
+                    Feature::Issuer(addr(16, 4)),
+                    Feature::Metadata(Bytes::from(vec![4; 9])),
+                ],
+            }));
+            v.push(Output::Foundry(FoundryOutput {
+                amount: 1,
+                native_tokens: nts(n),
+                serial_number: 7,
+                token_scheme: TokenScheme::Simple(SimpleTokenScheme {
+                    minted_tokens: U256::from(10),
+                    melted_tokens: U256::from(1),
+                    maximum_supply: U256::from(100),
+                }),
+                unlock_conditions: vec![UnlockCondition::ImmutableAliasAddress(addr(8, 1))],
+                features: vec![],
+                immutable_features: vec![Feature::Metadata(Bytes::from(vec![5; 2]))],
+            }));
+            v.push(Output::Nft(NftOutput {
+                amount: 1,
+                native_tokens: nts(n),
+                nft_id: Hash32::owned([8; 32]),
+                unlock_conditions: vec![UnlockCondition::Address(addr(0, 1))],
+                features: vec![Feature::Tag(Bytes::from(vec![6; 64]))],
+                immutable_features: vec![],
+            }));
+        }
+        v
+    }
+
+    #[test]
+    fn encoded_len_equals_the_encoding_length() {
+        for o in samples() {
+            assert_eq!(o.encoded_len(), o.to_bytes().len(), "{o:?}");
+            for uc in o.unlock_conditions() {
+                assert_eq!(uc.encoded_len(), uc.to_bytes().len(), "{uc:?}");
+            }
+        }
+        let fs = [
+            Feature::Sender(addr(0, 1)),
+            Feature::Issuer(addr(8, 1)),
+            Feature::Metadata(Bytes::from(vec![0; 8192])),
+            Feature::Tag(Bytes::from(vec![0; 1])),
+        ];
+        for f in fs {
+            assert_eq!(f.encoded_len(), f.to_bytes().len(), "{f:?}");
+        }
     }
 }

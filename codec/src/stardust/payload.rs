@@ -302,11 +302,15 @@ impl<'a> Codec<'a> for Essence<'a> {
         let n = r.len(&OUTPUTS).at("outputs")?;
         let mut outputs = Vec::with_capacity(n);
         for i in 0..n {
-            let o = Output::read(r).at_index("outputs", i)?;
-            if let Output::Treasury(_) = o {
-                return Err(Error::new(ErrorKind::UnknownType(2)).at_index("outputs", i));
+            // Pushed straight from the `Ok` (no `map_err` over the whole
+            // result): an output is ~200 bytes, and each move is a memcpy.
+            match Output::read(r) {
+                Ok(Output::Treasury(_)) => {
+                    return Err(Error::new(ErrorKind::UnknownType(2)).at_index("outputs", i))
+                }
+                Ok(o) => outputs.push(o),
+                Err(e) => return Err(e.at_index("outputs", i)),
             }
-            outputs.push(o);
         }
         Self::check_outputs(&outputs)?;
         let payload = read_optional(r, |r| {

@@ -4,6 +4,8 @@
 //! minPowScore u32 ‖ belowMaxDepth u8 ‖ vByteCost u32 ‖ vByteFactorData u8 ‖
 //! vByteFactorKey u8 ‖ tokenSupply u64` (data factor before key factor).
 
+use std::cell::RefCell;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Context, Error, Result};
@@ -79,8 +81,26 @@ pub struct ProtocolParameters {
 
 impl ProtocolParameters {
     /// The network id (first 8 bytes of BLAKE2b-256(network name), LE).
+    ///
+    /// Every transaction check needs it; the last name and id are memoized
+    /// per thread so that a node with one network hashes its name once.
     pub fn network_id(&self) -> u64 {
-        super::ids::network_id(&self.network_name)
+        thread_local! {
+            static LAST: RefCell<Option<(String, u64)>> = const { RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            let Ok(mut last) = last.try_borrow_mut() else {
+                return super::ids::network_id(&self.network_name);
+            };
+            match last.as_ref() {
+                Some((name, id)) if *name == self.network_name => *id,
+                _ => {
+                    let id = super::ids::network_id(&self.network_name);
+                    *last = Some((self.network_name.clone(), id));
+                    id
+                }
+            }
+        })
     }
 }
 
