@@ -1,4 +1,5 @@
-//! The endpoints that need no ledger: health, route list, peers, and the submit stub.
+//! The endpoints: health and route list here; peers, the v2 core API and the explorer in
+//! the submodules.
 
 use axum::{extract::State, http::StatusCode, Json};
 use serde::{Deserialize, Serialize};
@@ -6,10 +7,17 @@ use serde::{Deserialize, Serialize};
 use crate::{app::AppState, error::ApiError};
 
 pub mod blocks;
+pub mod control;
+pub mod explorer;
+pub mod ids;
+pub mod info;
+pub mod milestones;
+pub mod outputs;
 pub mod peers;
+pub mod transactions;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
-pub const ROUTE_GROUPS: &[&str] = &["core/v2"];
+pub const ROUTE_GROUPS: &[&str] = &["core/v2", "explorer/v2"];
 
 /// `GET /health`: 200 with no body when healthy, 503 otherwise.
 pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {
