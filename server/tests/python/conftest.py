@@ -226,6 +226,8 @@ def node(tmp_path_factory) -> Node:
     _RUNNING.pop("node", None)
     code, tail = stop_node(started)
     assert code == 0, f"ledger-node exited with {code} on SIGTERM; log tail:\n{tail}"
+    log = started.log_path.read_text(errors="replace")
+    assert "panicked" not in log, f"ledger-node panicked; log:\n{log}"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -453,3 +453,14 @@ def test_client_submits_a_tagged_data_payload(client):
     assert_block_id(block, block_id)
     read = client.get_block_data(block_id)
     assert read.as_dict() == block.as_dict()
+
+
+def test_client_remote_pow_flow(node):
+    """With `local_pow=False` the client sends nonce 0 to a node announcing `pow`, then reads
+    the block the node finished back; its id is the client's."""
+    remote = Client(nodes=[node.url], local_pow=False)
+    assert not remote.get_local_pow()
+    payload = TaggedDataPayload(utf8_to_hex("ledger-node"), utf8_to_hex("remote PoW"))
+    block_id, block = remote.submit_payload(payload)
+    assert_block_id(block, block_id)
+    assert block.payload.as_dict() == payload.as_dict()
