@@ -345,6 +345,7 @@ def test_outputs_read_back(client, first_tx, second_tx, milestone1, milestone2):
         for index, output_id in enumerate(tx.output_ids):
             got = client.get_output(output_id)
             meta = got.metadata
+            assert client.get_output_metadata(output_id) == meta
             assert got.output.as_dict() == tx.payload.essence.outputs[index].as_dict()
             assert meta.blockId == tx.block_id
             assert meta.transactionId == tx.transaction_id
