@@ -1,0 +1,240 @@
+"""Fixtures for the official-client test: a real `ledger-node` process on an ephemeral port.
+
+The binary comes from `LEDGER_NODE_BIN` (scripts/test-all sets it after building); without it
+the debug build under the repository's `target/` is used. When a test fails, the tail of the
+node's log is attached to the failure report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+# Generous bounds for a loaded 2-core machine; they only stop a hang, they assert no speed.
+STARTUP_TIMEOUT_S = 120
+SHUTDOWN_TIMEOUT_S = 60
+HTTP_TIMEOUT_S = 60
+
+LOG_TAIL_LINES = 60
+
+
+def node_binary() -> Path:
+    """The ledger-node binary under test."""
+    env = os.environ.get("LEDGER_NODE_BIN")
+    path = Path(env) if env else REPO_ROOT / "target" / "debug" / "ledger-node"
+    if not path.is_file():
+        pytest.fail(
+            f"ledger-node binary not found at {path}; build it with "
+            "`cargo build -p ledger-server --bin ledger-node` or set LEDGER_NODE_BIN",
+            pytrace=False,
+        )
+    return path
+
+
+@dataclass
+class HttpReply:
+    """A plain HTTP answer: status, headers (lower-case names), body."""
+
+    status: int
+    headers: Dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body parsed as JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError as e:
+            raise AssertionError(
+                f"body is not JSON ({e}): status {self.status}, body {self.body[:500]!r}"
+            ) from e
+
+
+@dataclass
+class Node:
+    """A running ledger-node with its own data dir."""
+
+    process: subprocess.Popen
+    url: str
+    data_dir: Path
+    log_path: Path
+    binary: Path
+    _token: Optional[str] = field(default=None, repr=False)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Optional[bytes] = None,
+        headers: Optional[Dict[str, str]] = None,
+    ) -> HttpReply:
+        """Sends one request with urllib; HTTP error statuses are returned, not raised."""
+        req = urllib.request.Request(
+            self.url + path, data=body, method=method, headers=headers or {}
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
+                return HttpReply(
+                    resp.status,
+                    {k.lower(): v for k, v in resp.headers.items()},
+                    resp.read(),
+                )
+        except urllib.error.HTTPError as e:
+            return HttpReply(
+                e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+            )
+
+    def post_json(
+        self, path: str, value: Any, headers: Optional[Dict[str, str]] = None
+    ) -> HttpReply:
+        """POSTs `value` as `application/json`."""
+        all_headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        all_headers.update(headers or {})
+        return self.request("POST", path, json.dumps(value).encode(), all_headers)
+
+    def token(self) -> str:
+        """A token for protected routes, from `ledger-node tools jwt --data-dir DIR`."""
+        if self._token is None:
+            out = subprocess.run(
+                [str(self.binary), "tools", "jwt", "--data-dir", str(self.data_dir)],
+                capture_output=True,
+                text=True,
+                timeout=HTTP_TIMEOUT_S,
+                env=_node_env(),
+                check=False,
+            )
+            assert out.returncode == 0, f"tools jwt failed: {out.stderr}"
+            token = out.stdout.strip()
+            assert token.count(".") == 2, f"not a JWT: {out.stdout!r}"
+            self._token = token
+        return self._token
+
+    def issue_milestone(self) -> Dict[str, Any]:
+        """`POST /api/core/v2/control/milestone`; returns `{"index","milestoneId","blockId"}`."""
+        reply = self.request(
+            "POST",
+            "/api/core/v2/control/milestone",
+            b"",
+            {"Authorization": f"Bearer {self.token()}", "Accept": "application/json"},
+        )
+        assert reply.status == 200, (
+            f"control/milestone answered {reply.status}: {reply.body[:500]!r}"
+        )
+        body = reply.json()
+        assert set(body) >= {"index", "milestoneId", "blockId"}, body
+        return body
+
+    def log_tail(self) -> str:
+        """The last lines of the node's log (stderr)."""
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError as e:
+            return f"(cannot read {self.log_path}: {e})"
+        return "\n".join(lines[-LOG_TAIL_LINES:])
+
+
+def _node_env() -> Dict[str, str]:
+    """The environment for the node: ours without LEDGER_NODE_* settings, plain logs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_NODE_")}
+    env["RUST_LOG"] = "info"
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _pump_lines(stdout, lines: "queue.Queue[Optional[str]]") -> None:
+    for line in stdout:
+        lines.put(line)
+    lines.put(None)
+
+
+def start_node(data_dir: Path, log_path: Path) -> Node:
+    """Starts ledger-node on 127.0.0.1:0 with on-demand milestones and waits for its address."""
+    binary = node_binary()
+    log = open(log_path, "wb")  # pylint: disable=consider-using-with
+    process = subprocess.Popen(  # pylint: disable=consider-using-with
+        [
+            str(binary),
+            "--data-dir",
+            str(data_dir),
+            "--api-bind",
+            "127.0.0.1:0",
+            "--coordinator-interval",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        env=_node_env(),
+        text=True,
+    )
+    log.close()
+    lines: "queue.Queue[Optional[str]]" = queue.Queue()
+    threading.Thread(target=_pump_lines, args=(process.stdout, lines), daemon=True).start()
+    seen = []
+    while True:
+        try:
+            line = lines.get(timeout=STARTUP_TIMEOUT_S)
+        except queue.Empty:
+            process.kill()
+            pytest.fail(f"ledger-node printed no address within {STARTUP_TIMEOUT_S}s")
+        if line is None:
+            process.wait(timeout=SHUTDOWN_TIMEOUT_S)
+            pytest.fail(
+                f"ledger-node exited ({process.returncode}) before listening; "
+                f"stdout {seen!r}; log:\n{log_path.read_text(errors='replace')}"
+            )
+        seen.append(line)
+        if line.startswith("listening on http://"):
+            url = line.strip().removeprefix("listening on ")
+            return Node(process, url, data_dir, log_path, binary)
+
+
+def stop_node(node: Node) -> Tuple[int, str]:
+    """SIGTERM, then wait; returns the exit code and the log tail."""
+    if node.process.poll() is None:
+        node.process.send_signal(signal.SIGTERM)
+        try:
+            node.process.wait(timeout=SHUTDOWN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            node.process.kill()
+            node.process.wait()
+            return -9, node.log_tail()
+    return node.process.returncode, node.log_tail()
+
+
+_RUNNING: Dict[str, Node] = {}
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory) -> Node:
+    """A fresh node for the module; it must shut down cleanly (exit 0) on SIGTERM."""
+    base = tmp_path_factory.mktemp("ledger-node")
+    started = start_node(base / "data", base / "node.log")
+    _RUNNING["node"] = started
+    yield started
+    _RUNNING.pop("node", None)
+    code, tail = stop_node(started)
+    assert code == 0, f"ledger-node exited with {code} on SIGTERM; log tail:\n{tail}"
+    log = started.log_path.read_text(errors="replace")
+    assert "panicked" not in log, f"ledger-node panicked; log:\n{log}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):  # pylint: disable=unused-argument
+    """Attaches the node's log tail to failed tests."""
+    report = yield
+    running = _RUNNING.get("node")
+    if report.failed and running is not None:
+        report.sections.append(("ledger-node log (tail)", running.log_tail()))
+    return report
