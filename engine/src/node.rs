@@ -87,6 +87,9 @@ pub struct Submitted {
     pub inserted: bool,
 }
 
+/// Output ids created and consumed by one milestone.
+pub type MilestoneDiff = (Vec<[u8; 34]>, Vec<[u8; 34]>);
+
 /// The answer to a successful v3 submit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct V3Submitted {
@@ -827,7 +830,7 @@ impl Engine {
     }
 
     /// The ledger's diff of milestone `index`: (created, consumed) output ids.
-    pub fn milestone_diff(&self, index: u32) -> Option<(Vec<[u8; 34]>, Vec<[u8; 34]>)> {
+    pub fn milestone_diff(&self, index: u32) -> Option<MilestoneDiff> {
         let st = self.read();
         let d = st.ledger.diff(index)?;
         let ids = |rows: &[u32]| {

@@ -128,7 +128,7 @@ impl RichList {
             }
         }
         let mut changes: Vec<(AddressKey, i128)> = net.into_iter().collect();
-        changes.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        changes.sort_unstable_by_key(|x| x.0);
         for (a, d) in &changes {
             // Checked above; cannot fail.
             let _ = self.adjust(a, *d);

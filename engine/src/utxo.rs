@@ -446,7 +446,7 @@ mod tests {
     fn spends_an_output_created_in_the_same_milestone() {
         let mut l = Ledger::new(0);
         let a = out(2, 0, 5, 2);
-        l.apply(1, 10, &[a.clone()], &[(a.output_id, [3; 32])])
+        l.apply(1, 10, std::slice::from_ref(&a), &[(a.output_id, [3; 32])])
             .unwrap();
         assert!(!l.is_unspent(&a.output_id));
         assert_eq!(l.unspent_count(), 0);

@@ -221,11 +221,28 @@ fn a_double_spend_in_one_milestone_conflicts_and_the_first_wins() {
         engine.inclusion(&second_id),
         Some(Inclusion::Conflicting(2))
     );
+    // An input that never existed.
+    let ghost = transfer(
+        &engine,
+        &key(),
+        &[(
+            {
+                let mut g = [0x77; 34];
+                g[32] = 0;
+                g[33] = 0;
+                g
+            },
+            basic(SUPPLY, key().address()),
+        )],
+        vec![basic(SUPPLY, b)],
+    );
+    let ghost_id = engine.submit_v2(&ghost).unwrap().block_id;
     // And across milestones: spending it again is "already spent".
     let third = transfer(&engine, &key(), &[genesis_output()], vec![basic(SUPPLY, b)]);
     let third_id = engine.submit_v2(&third).unwrap().block_id;
     engine.issue_milestone().unwrap();
     assert_eq!(engine.inclusion(&third_id), Some(Inclusion::Conflicting(1)));
+    assert_eq!(engine.inclusion(&ghost_id), Some(Inclusion::Conflicting(3)));
 }
 
 #[test]

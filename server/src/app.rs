@@ -115,6 +115,48 @@ pub fn api_routes() -> Router<AppState> {
         .route("/api/routes", get(routes::routes))
         .route("/api/core/v2/peers", get(routes::peers::list))
         .route("/api/core/v2/blocks", post(routes::blocks::submit))
+        .route("/api/core/v3/blocks", post(routes::v3::submit))
+        .route("/api/core/v3/blocks/{blockId}", get(routes::v3::get_block))
+        .route(
+            "/api/core/v3/blocks/{blockId}/metadata",
+            get(routes::v3::get_metadata),
+        )
+        .route("/api/core/v2/blocks/{block_id}", get(routes::blocks::get))
+        .route(
+            "/api/core/v2/blocks/{block_id}/metadata",
+            get(routes::blocks::metadata),
+        )
+        .route("/api/core/v2/info", get(routes::info::info))
+        .route("/api/core/v2/tips", get(routes::info::tips))
+        .route("/api/core/v2/outputs/{output_id}", get(routes::outputs::get))
+        .route(
+            "/api/core/v2/outputs/{output_id}/metadata",
+            get(routes::outputs::metadata),
+        )
+        .route(
+            "/api/core/v2/transactions/{transaction_id}/included-block",
+            get(routes::transactions::included_block),
+        )
+        .route(
+            "/api/core/v2/transactions/{transaction_id}/included-block/metadata",
+            get(routes::transactions::included_block_metadata),
+        )
+        .route(
+            "/api/core/v2/milestones/by-index/{index}",
+            get(routes::milestones::by_index),
+        )
+        .route(
+            "/api/core/v2/milestones/by-id/{milestone_id}",
+            get(routes::milestones::by_id),
+        )
+        .route(
+            "/api/core/v2/control/milestone",
+            post(routes::control::milestone),
+        )
+        .route(
+            "/api/explorer/v2/ledger/richest-addresses",
+            get(routes::explorer::richest_addresses),
+        )
 }
 
 /// Wraps `routes` in everything the API needs around its endpoints: access control on every

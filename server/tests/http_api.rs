@@ -183,19 +183,25 @@ fn submit_accepts_json_and_both_binary_names() {
         Some("application/json; charset=utf-8"),
         Some("application/vnd.ledger.serializer-v1"),
         Some("application/vnd.iota.serializer-v1"),
-        Some("application/vnd.ledger.serializer-v2"),
-        Some("application/vnd.iota.serializer-v2"),
     ] {
         let headers: Vec<(&str, &str)> = content_type
             .map(|c| ("content-type", c))
             .into_iter()
             .collect();
-        // Accepted media type: the engine is not attached yet, so 503 (never 415).
-        let message = node.post(BLOCKS, &headers, b"{}").assert_error(503);
+        // Accepted media type: the body is judged as a block (never 415).
+        let message = node.post(BLOCKS, &headers, b"{}").assert_error(400);
         assert!(
-            message.contains("not implemented"),
+            message.starts_with("invalid block"),
             "{content_type:?}: {message}"
         );
+    }
+    // v3 binary is not a v2 block.
+    for content_type in [
+        "application/vnd.ledger.serializer-v2",
+        "application/vnd.iota.serializer-v2",
+    ] {
+        node.post(BLOCKS, &[("content-type", content_type)], b"{}")
+            .assert_error(415);
     }
 }
 
@@ -220,14 +226,14 @@ fn body_at_the_limit_is_read_and_over_it_is_a_json_413() {
     let node = TestNode::start();
     let at_limit = vec![b' '; 1 << 20];
     node.post(BLOCKS, &[("content-type", "application/json")], &at_limit)
-        .assert_error(503);
+        .assert_error(400);
     let over = vec![b' '; (1 << 20) + 1];
     let message = node
         .post(BLOCKS, &[("content-type", "application/json")], &over)
         .assert_error(413);
     assert!(message.contains("1048576"), "{message}");
     // The same without Content-Length: the limit holds while reading.
-    node.post_chunked(BLOCKS, &[], &at_limit).assert_error(503);
+    node.post_chunked(BLOCKS, &[], &at_limit).assert_error(400);
     let message = node.post_chunked(BLOCKS, &[], &over).assert_error(413);
     assert!(message.contains("1048576"), "{message}");
     // The connection stays usable for the next request.
@@ -254,7 +260,7 @@ fn declared_length_over_the_limit_is_refused_before_reading() {
 #[test]
 fn configured_body_limit_applies() {
     let node = TestNode::start_with(&["--api-body-limit=100"], &[]);
-    node.post(BLOCKS, &[], &[b' '; 100]).assert_error(503);
+    node.post(BLOCKS, &[], &[b' '; 100]).assert_error(400);
     let message = node.post(BLOCKS, &[], &[b' '; 101]).assert_error(413);
     assert!(message.contains("100 bytes"), "{message}");
 }

@@ -1,14 +1,427 @@
-//! `POST /api/core/v2/blocks` until the engine can take blocks: checks the body like the real
-//! endpoint (413, 415) and answers 503.
+//! v2 blocks: `POST /api/core/v2/blocks` (JSON or binary, parents and nonce filled in by the
+//! node), `GET /api/core/v2/blocks/{blockId}` and `GET /api/core/v2/blocks/{blockId}/metadata`.
+//!
+//! Submit validation runs in Hornet's order (decisions.md): protocol version → rules for a
+//! block without parents → network id → PoW score (the node mines when the nonce is 0) →
+//! syntax → parents known, solid and not below max depth (in the engine). Every rule broken
+//! is a 400 `invalid block: …`; parents or PoW that cannot be filled in are a 503.
 
-use crate::{error::ApiError, media::RawBody};
+use std::{
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
 
-/// `POST /api/core/v2/blocks`: 413 / 415 as the real endpoint, otherwise 503.
-pub async fn submit(body: RawBody) -> ApiError {
-    tracing::debug!(
-        media = body.media.name(),
-        len = body.bytes.len(),
-        "block submitted"
-    );
-    ApiError::unavailable("block submission is not implemented yet")
+use axum::{
+    extract::{Path, State},
+    http::{header, HeaderValue, StatusCode},
+    response::Response,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use ledger_codec::{
+    stardust::{network_id, Block, Payload},
+    Codec,
+};
+use ledger_engine::{
+    tangle::{BlockMeta, Inclusion},
+    Engine, SubmitError,
+};
+
+use crate::{
+    app::AppState,
+    error::{ApiError, POW_UNAVAILABLE},
+    media::{binary, Accept, Encoding, RawBody},
+    routes::ids::{json_response, parse_hex_id, to_hex, v2_binary},
+};
+
+/// Longest the node searches for a nonce before answering 503.
+pub const POW_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Length of the nonce at the end of a block.
+const NONCE_LEN: usize = 8;
+
+/// Body of a successful submit.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmitResponse {
+    /// The id of the stored block.
+    pub block_id: String,
+}
+
+fn invalid(message: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(format!("invalid block: {message}"))
+}
+
+/// `POST /api/core/v2/blocks`: 201 with `Location: 0x<id>` and `{"blockId":"0x…"}`.
+pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Response, ApiError> {
+    let engine = Arc::clone(state.engine()?);
+    let (bytes, auto_parents) = match body.media.encoding() {
+        Encoding::Json => from_json(&engine, &body.bytes)?,
+        Encoding::V2Binary => from_binary(&engine, &body.bytes)?,
+        Encoding::V3Binary => {
+            return Err(ApiError::UnsupportedMediaType(format!(
+                "{} (v2 blocks are application/vnd.ledger.serializer-v1 or JSON)",
+                body.media.name()
+            )))
+        }
+    };
+    tracing::trace!(len = bytes.len(), auto_parents, "v2 block submitted");
+    let bytes = fill_nonce(&state, &engine, bytes).await?;
+    // Syntax: strict decoding, with a JSON block also re-encoding to itself.
+    Block::decode(&bytes).map_err(invalid)?;
+    let submitted = tokio::task::spawn_blocking(move || engine.submit_v2(&bytes))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(submit_error)?;
+    let id = to_hex(&submitted.block_id);
+    let location = HeaderValue::from_str(&id).map_err(ApiError::internal)?;
+    let mut response = json_response(&SubmitResponse { block_id: id })?;
+    *response.status_mut() = StatusCode::CREATED;
+    response.headers_mut().insert(header::LOCATION, location);
+    Ok(response)
+}
+
+/// The HTTP error for a refused submit.
+fn submit_error(e: SubmitError) -> ApiError {
+    match e {
+        SubmitError::Invalid(_) => ApiError::bad_request(e.to_string()),
+        SubmitError::Unavailable(m) => ApiError::unavailable(m),
+        other => ApiError::internal(other),
+    }
+}
+
+/// Parents for a block that came without: up to 4 tips, or 503.
+fn auto_parents(engine: &Engine) -> Result<Vec<[u8; 32]>, ApiError> {
+    let parents = engine.select_parents();
+    if parents.is_empty() {
+        return Err(ApiError::unavailable(
+            "no parents were given and no tips are available to fill them in",
+        ));
+    }
+    Ok(parents)
+}
+
+/// Network id rule (before PoW, as Hornet): a transaction must name this network.
+fn check_network(engine: &Engine, block: &Block<'_>) -> Result<(), ApiError> {
+    if let Some(Payload::Transaction(tx)) = &block.payload {
+        let want = network_id(&engine.params().network_name);
+        if tx.essence.network_id != want {
+            return Err(invalid(format!(
+                "wrong networkID: {} (this network's id is {want})",
+                tx.essence.network_id
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_version(engine: &Engine, version: u64) -> Result<(), ApiError> {
+    let want = engine.params().version;
+    if version == u64::from(want) {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "protocolVersion invalid: {version} (expected {want})"
+        )))
+    }
+}
+
+/// A JSON block: checks the version and the parentless rules on the raw JSON, fills in
+/// parents and nonce, then builds the wire bytes (serde shape errors are 400s).
+fn from_json(engine: &Engine, body: &[u8]) -> Result<(Vec<u8>, bool), ApiError> {
+    let mut value: Value =
+        serde_json::from_slice(body).map_err(|e| invalid(format!("invalid JSON: {e}")))?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(invalid("the body must be a JSON object"));
+    };
+    match object.get("protocolVersion") {
+        None => return Err(invalid("protocolVersion is missing")),
+        Some(v) => check_version(
+            engine,
+            v.as_u64()
+                .ok_or_else(|| invalid(format!("protocolVersion invalid: {v}")))?,
+        )?,
+    }
+    // A missing or empty nonce is 0 (Hornet).
+    let nonce_zero = match object.get("nonce") {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) if s.is_empty() => true,
+        Some(Value::String(s)) => s.parse::<u64>().is_ok_and(|n| n == 0),
+        Some(Value::Number(n)) => n.as_u64() == Some(0),
+        Some(_) => false,
+    };
+    if nonce_zero {
+        object.insert("nonce".to_owned(), Value::String("0".to_owned()));
+    }
+    let no_parents = match object.get("parents") {
+        None | Some(Value::Null) => true,
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(_) => false,
+    };
+    if no_parents {
+        if !nonce_zero {
+            return Err(invalid("no parents were given but nonce was != 0"));
+        }
+        let parents = auto_parents(engine)?;
+        object.insert(
+            "parents".to_owned(),
+            Value::Array(parents.iter().map(|p| Value::String(to_hex(p))).collect()),
+        );
+    }
+    let block: Block<'static> =
+        serde_json::from_value(value).map_err(|e| invalid(format!("invalid JSON: {e}")))?;
+    check_network(engine, &block)?;
+    let bytes = block.to_bytes();
+    // The JSON must describe exactly these bytes: a list longer than its length prefix
+    // allows would encode to something else.
+    match Block::decode(&bytes) {
+        Ok(back) if back == block => {}
+        Ok(_) => {
+            return Err(invalid(
+                "a list or byte string is longer than its length prefix allows",
+            ))
+        }
+        // Decoding errors are syntax: reported after the PoW step, as Hornet orders them.
+        Err(_) => {}
+    }
+    Ok((bytes, no_parents))
+}
+
+/// A binary block: version byte first; a block with zero parents gets them filled in
+/// (its nonce must be 0); then strict decoding.
+fn from_binary(engine: &Engine, body: &[u8]) -> Result<(Vec<u8>, bool), ApiError> {
+    let Some(&version) = body.first() else {
+        return Err(invalid("request body is empty"));
+    };
+    check_version(engine, u64::from(version))?;
+    let mut bytes = body.to_vec();
+    let no_parents = body.get(1) == Some(&0);
+    if no_parents {
+        let nonce = body
+            .len()
+            .checked_sub(NONCE_LEN)
+            .filter(|&at| at >= 2)
+            .and_then(|at| body.get(at..))
+            .ok_or_else(|| invalid("block is too short"))?;
+        if nonce.iter().any(|&b| b != 0) {
+            return Err(invalid("no parents were given but nonce was != 0"));
+        }
+        let parents = auto_parents(engine)?;
+        let count = u8::try_from(parents.len()).map_err(ApiError::internal)?;
+        let rest = body.get(2..).unwrap_or_default();
+        bytes = Vec::with_capacity(body.len() + 32 * parents.len());
+        bytes.push(version);
+        bytes.push(count);
+        for p in &parents {
+            bytes.extend_from_slice(p);
+        }
+        bytes.extend_from_slice(rest);
+    }
+    // Network id needs the payload; a block that does not decode fails syntax below.
+    if let Ok(block) = Block::decode(&bytes) {
+        check_network(engine, &block)?;
+    }
+    Ok((bytes, no_parents))
+}
+
+/// The PoW step: a nonce of 0 below the minimum score is mined here (or 503 when this node
+/// does no PoW); a non-zero nonce below the score is a 400. Milestones carry nonce 0 and are
+/// exempt.
+async fn fill_nonce(
+    state: &AppState,
+    engine: &Arc<Engine>,
+    mut bytes: Vec<u8>,
+) -> Result<Vec<u8>, ApiError> {
+    let min_score = engine.params().min_pow_score;
+    if min_score == 0 || ledger_codec::pow::meets_score(&bytes, min_score) {
+        return Ok(bytes);
+    }
+    let Some(body_len) = bytes.len().checked_sub(NONCE_LEN) else {
+        return Err(invalid("block is too short"));
+    };
+    let nonce_zero = bytes.get(body_len..).is_some_and(|n| n.iter().all(|&b| b == 0));
+    if !nonce_zero {
+        return Err(invalid(format!(
+            "block has insufficient PoW score {:.2} (minimum {min_score})",
+            ledger_codec::pow::pow_score(&bytes)
+        )));
+    }
+    // Milestone payloads are exempt; a block that does not decode fails syntax next.
+    match Block::decode(&bytes) {
+        Ok(b) if matches!(b.payload, Some(Payload::Milestone(_))) => return Ok(bytes),
+        Err(_) => return Ok(bytes),
+        Ok(_) => {}
+    }
+    if !state.pow {
+        return Err(ApiError::unavailable(format!(
+            "failed to attach block: {POW_UNAVAILABLE}"
+        )));
+    }
+    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = Arc::clone(&cancel.0);
+    let miner = Arc::clone(engine);
+    let body = bytes.get(..body_len).unwrap_or_default().to_vec();
+    let task = tokio::task::spawn_blocking(move || miner.mine(&body, &flag));
+    let nonce = match tokio::time::timeout(POW_TIMEOUT, task).await {
+        Ok(joined) => joined.map_err(ApiError::internal)?,
+        Err(_) => {
+            return Err(ApiError::unavailable(format!(
+                "proof of work did not finish within {} s",
+                POW_TIMEOUT.as_secs()
+            )))
+        }
+    };
+    let nonce = nonce.ok_or_else(|| ApiError::unavailable("proof of work was cancelled"))?;
+    if let Some(slot) = bytes.get_mut(body_len..) {
+        slot.copy_from_slice(&nonce.to_le_bytes());
+    }
+    Ok(bytes)
+}
+
+/// Sets the flag when dropped: a timed-out or abandoned request stops its PoW threads.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The block `id`'s bytes, or 404.
+pub(crate) fn block_bytes(engine: &Engine, id: &[u8; 32]) -> Result<Vec<u8>, ApiError> {
+    engine
+        .block_bytes(id)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| ApiError::not_found(format!("block not found: {}", to_hex(id))))
+}
+
+/// A block as JSON or binary, by `Accept`.
+pub(crate) fn block_response(bytes: Vec<u8>, accept: Accept) -> Result<Response, ApiError> {
+    if let Some(media) = v2_binary(accept.0) {
+        return Ok(binary(media, bytes));
+    }
+    let block = Block::decode(&bytes).map_err(ApiError::internal)?;
+    json_response(&block)
+}
+
+/// `GET /api/core/v2/blocks/{blockId}`: the block as JSON, or its bytes when `Accept` asks
+/// for v2 binary.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(block_id): Path<String>,
+    accept: Accept,
+) -> Result<Response, ApiError> {
+    let id = parse_hex_id::<32>("blockId", &block_id)?;
+    let engine = state.engine()?;
+    block_response(block_bytes(engine, &id)?, accept)
+}
+
+/// Block metadata in Hornet's shape (fields omitted as Hornet omits them).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockMetadata {
+    /// The block id.
+    pub block_id: String,
+    /// Its parents, in wire order.
+    pub parents: Vec<String>,
+    /// Whether its past cone is complete.
+    pub is_solid: bool,
+    /// The milestone that referenced it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub referenced_by_milestone_index: Option<u32>,
+    /// The milestone index it carries, for milestone blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub milestone_index: Option<u32>,
+    /// `noTransaction`, `included` or `conflicting`, once referenced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_inclusion_state: Option<&'static str>,
+    /// TIP-2 conflict reason, when conflicting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict_reason: Option<u8>,
+    /// Position in its milestone's white-flag order, once referenced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub white_flag_index: Option<u32>,
+    /// For a solid unreferenced block: whether a new block should reference it (lazy tip).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub should_promote: Option<bool>,
+    /// For a solid unreferenced block: whether it is below max depth and must be re-sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub should_reattach: Option<bool>,
+}
+
+/// Hornet's URTS: a tip whose OCRI is more than this behind the CMI is semi-lazy.
+const SEMI_LAZY_OCRI_DELTA: u32 = 13;
+/// Hornet's URTS: a tip whose YCRI is more than this behind the CMI is lazy.
+const MAX_YCRI_DELTA: u32 = 8;
+
+impl BlockMetadata {
+    /// Builds the metadata of block `id` at confirmed milestone `cmi`.
+    pub fn new(id: &[u8; 32], meta: &BlockMeta, cmi: u32, below_max_depth: u32) -> Self {
+        let mut m = Self {
+            block_id: to_hex(id),
+            parents: meta.parents.iter().map(|p| to_hex(p)).collect(),
+            is_solid: meta.solid,
+            referenced_by_milestone_index: None,
+            milestone_index: meta.milestone_index,
+            ledger_inclusion_state: None,
+            conflict_reason: None,
+            white_flag_index: None,
+            should_promote: None,
+            should_reattach: None,
+        };
+        match (meta.referenced_by, meta.inclusion) {
+            (Some(index), inclusion) => {
+                m.referenced_by_milestone_index = Some(index);
+                m.white_flag_index = meta.white_flag_index;
+                let (state, reason) = match inclusion {
+                    Inclusion::Included => ("included", None),
+                    Inclusion::Conflicting(code) => ("conflicting", Some(code)),
+                    Inclusion::NoTransaction | Inclusion::Pending => ("noTransaction", None),
+                };
+                m.ledger_inclusion_state = Some(state);
+                m.conflict_reason = reason.filter(|&c| c != 0);
+            }
+            (None, _) if meta.solid => {
+                let ocri_delta = cmi.saturating_sub(meta.ocri);
+                let ycri_delta = cmi.saturating_sub(meta.ycri);
+                let (promote, reattach) = if ocri_delta > below_max_depth {
+                    (false, true)
+                } else if ocri_delta > SEMI_LAZY_OCRI_DELTA || ycri_delta > MAX_YCRI_DELTA {
+                    (true, false)
+                } else {
+                    (false, false)
+                };
+                m.should_promote = Some(promote);
+                m.should_reattach = Some(reattach);
+            }
+            (None, _) => {}
+        }
+        m
+    }
+}
+
+/// The metadata of block `id`, or 404.
+pub(crate) fn metadata_of(engine: &Engine, id: &[u8; 32]) -> Result<BlockMetadata, ApiError> {
+    let meta = engine
+        .block_meta(id)
+        .ok_or_else(|| ApiError::not_found(format!("block not found: {}", to_hex(id))))?;
+    Ok(BlockMetadata::new(
+        id,
+        &meta,
+        engine.ledger_index(),
+        u32::from(engine.params().below_max_depth),
+    ))
+}
+
+/// `GET /api/core/v2/blocks/{blockId}/metadata`.
+pub async fn metadata(
+    State(state): State<AppState>,
+    Path(block_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = parse_hex_id::<32>("blockId", &block_id)?;
+    json_response(&metadata_of(state.engine()?, &id)?)
 }

@@ -6,10 +6,18 @@ use serde::{Deserialize, Serialize};
 use crate::{app::AppState, error::ApiError};
 
 pub mod blocks;
+pub mod control;
+pub mod explorer;
+pub mod ids;
+pub mod info;
+pub mod milestones;
+pub mod outputs;
 pub mod peers;
+pub mod transactions;
+pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
-pub const ROUTE_GROUPS: &[&str] = &["core/v2"];
+pub const ROUTE_GROUPS: &[&str] = &["core/v2", "core/v3", "explorer/v2"];
 
 /// `GET /health`: 200 with no body when healthy, 503 otherwise.
 pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {

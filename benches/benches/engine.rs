@@ -1,0 +1,181 @@
+//! Engine benchmarks (a timing harness, `harness = false`): milestone
+//! confirmation of 10k transaction blocks, and rich-list top-100 with 1M
+//! addresses at the current and at an old ledger index.
+//!
+//! `cargo bench -p ledger-benches --bench engine`
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::stardust::{
+    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload,
+    Transaction, Unlock, UnlockCondition, UtxoInput,
+};
+use ledger_codec::types::Hash32;
+use ledger_codec::Codec;
+use ledger_engine::log::Durability;
+use ledger_engine::richlist::RichList;
+use ledger_engine::{Engine, EngineConfig, Genesis};
+
+const TXS: usize = 10_000;
+const AMOUNT: u64 = 1_000_000;
+
+fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
+    Output::Basic(BasicOutput {
+        amount,
+        native_tokens: vec![],
+        unlock_conditions: vec![UnlockCondition::Address(Address::Ed25519(Hash32::from(to)))],
+        features: vec![],
+    })
+}
+
+/// A genesis with `n` outputs of `AMOUNT`, each on its own key's address.
+fn genesis(keys: &[SigningKey]) -> Genesis {
+    let outputs: Vec<serde_json::Value> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut id = [0u8; 34];
+            id[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
+            serde_json::json!({
+                "outputId": format!("0x{}", hex::encode(id)),
+                "output": serde_json::to_value(basic(AMOUNT, k.address())).unwrap(),
+            })
+        })
+        .collect();
+    let mut g: serde_json::Value =
+        serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).unwrap();
+    g["outputs"] = serde_json::Value::Array(outputs);
+    Genesis::from_json(&g.to_string()).unwrap()
+}
+
+fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 32]>) -> Vec<u8> {
+    let mut id = [0u8; 34];
+    id[..8].copy_from_slice(&(index as u64 + 1).to_le_bytes());
+    let consumed = basic(AMOUNT, key.address());
+    let essence = Essence {
+        network_id: engine.params().network_id(),
+        inputs: Cow::Owned(vec![UtxoInput::new(id[..32].try_into().unwrap(), 0)]),
+        inputs_commitment: Hash32::from(inputs_commitment([&consumed])),
+        outputs: vec![basic(AMOUNT, [0xab; 32])],
+        payload: None,
+    };
+    let sig = key.sign(&essence.signing_hash());
+    let unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
+        key.public_key(),
+        sig,
+    )))];
+    let tx = Transaction { essence, unlocks };
+    Block {
+        protocol_version: 2,
+        parents: parents.into(),
+        payload: Some(Payload::Transaction(tx)),
+        nonce: 0,
+    }
+    .to_bytes()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn confirm_10k() {
+    let keys: Vec<SigningKey> = (0..TXS)
+        .map(|i| {
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            SigningKey::from_seed(&seed)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = EngineConfig::dev(dir.path());
+    cfg.genesis = genesis(&keys);
+    cfg.durability = Durability::Deferred { interval_ms: 100 };
+    let engine = Engine::open(cfg).unwrap();
+    let m1 = engine.issue_milestone().unwrap();
+    let t = Instant::now();
+    for (i, k) in keys.iter().enumerate() {
+        // A chain of parents keeps the tip pool small, like a busy network.
+        let parents = engine.select_parents();
+        let parents = if parents.is_empty() {
+            vec![m1.block_id]
+        } else {
+            parents
+        };
+        engine.submit_v2(&tx_block(&engine, k, i, parents)).unwrap();
+    }
+    let submit = t.elapsed();
+    let t = Instant::now();
+    let m2 = engine.issue_milestone().unwrap();
+    let confirm = t.elapsed();
+    let (created, consumed) = engine.milestone_diff(m2.index).unwrap();
+    assert_eq!(
+        (created.len(), consumed.len()),
+        (TXS, TXS),
+        "every transaction applied"
+    );
+    println!(
+        "confirm_10k_tx_blocks: submit {TXS} blocks {:.2?} ({:.0} blocks/s), milestone confirmation {:.2?}",
+        submit,
+        TXS as f64 / submit.as_secs_f64(),
+        confirm
+    );
+}
+
+fn richlist_1m() {
+    const ADDRESSES: u32 = 1_000_000;
+    let addr = |i: u32| {
+        let mut a = [0u8; 33];
+        a[1..5].copy_from_slice(&i.to_le_bytes());
+        a
+    };
+    let mut r = RichList::new(0);
+    for i in 0..ADDRESSES {
+        r.credit_genesis(addr(i), u64::from(i % 100_000) + 1)
+            .unwrap();
+    }
+    // 100 milestones, each moving funds between 1000 addresses.
+    for m in 1..=100u32 {
+        let changes: Vec<([u8; 33], i128)> = (0..1000u32)
+            .flat_map(|k| {
+                let from = (m * 7919 + k * 104_729) % ADDRESSES;
+                let to = (m * 15_485_863 + k * 32_452_843) % ADDRESSES;
+                [(addr(from), -1i128), (addr(to), 1i128)]
+            })
+            .collect();
+        r.apply_milestone(m, changes).unwrap();
+    }
+    for (label, at) in [
+        ("current", 100u32),
+        ("50 milestones back", 50),
+        ("oldest (100 back)", 0),
+    ] {
+        let runs: Vec<Duration> = (0..21)
+            .map(|_| {
+                let t = Instant::now();
+                let top = r.top(100, at).unwrap();
+                let e = t.elapsed();
+                assert_eq!(top.len(), 100);
+                e
+            })
+            .collect();
+        println!(
+            "richlist_top100_1M_addresses at {label}: median {:.2?}",
+            median(runs)
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes --bench; a filter argument selects one case.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    if want("confirm") {
+        confirm_10k();
+    }
+    if want("richlist") {
+        richlist_1m();
+    }
+}

@@ -1,0 +1,138 @@
+//! Helpers for the v2 endpoint tests: building tagged-data and signed transaction blocks,
+//! reading the shared vectors, common constants.
+
+#![allow(dead_code)] // Each test file uses a different subset.
+
+use std::path::PathBuf;
+
+use ledger_codec::{
+    keys::dev_genesis_key,
+    stardust::{inputs_commitment, network_id, Block, Essence, Output, Payload, Transaction},
+    Codec,
+};
+use serde_json::{json, Value};
+
+pub const BLOCKS: &str = "/api/core/v2/blocks";
+pub const CONTROL_MILESTONE: &str = "/api/core/v2/control/milestone";
+pub const BINARY: &str = "application/vnd.ledger.serializer-v1";
+pub const BINARY_IOTA: &str = "application/vnd.iota.serializer-v1";
+pub const JSON_CT: &str = "application/json";
+
+/// The dev network name (engine/src/dev-genesis.json).
+pub const DEV_NETWORK: &str = "ledger-dev";
+/// The dev token supply, all on the genesis output.
+pub const DEV_SUPPLY: u64 = 1_813_620_509_061_365;
+/// The dev genesis owner's Ed25519 address (decisions.md).
+pub const GENESIS_ADDRESS: &str =
+    "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0";
+/// The genesis output id: 34 zero bytes.
+pub fn genesis_output_id() -> String {
+    format!("0x{}", "00".repeat(34))
+}
+
+/// `0x` + lowercase hex.
+pub fn hex0x(bytes: &[u8]) -> String {
+    format!("0x{}", hex::encode(bytes))
+}
+
+/// `../shared/vectors` beside the repository (override with `LEDGER_VECTORS`).
+pub fn vectors_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("LEDGER_VECTORS") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
+}
+
+/// Loads `vectors/stardust/<file>`.
+pub fn stardust_vectors(file: &str) -> Vec<Value> {
+    let path = vectors_dir().join("stardust").join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let v: Value = serde_json::from_str(&text).expect("vector JSON");
+    v.as_array().cloned().expect("a list of vectors")
+}
+
+/// Bytes of a `0x…` hex string.
+pub fn unhex(s: &str) -> Vec<u8> {
+    hex::decode(s.trim_start_matches("0x")).expect("hex")
+}
+
+/// A tagged-data payload as JSON.
+pub fn tagged_data(tag: &[u8], data: &[u8]) -> Value {
+    json!({"type": 5, "tag": hex0x(tag), "data": hex0x(data)})
+}
+
+/// A basic output of `amount` to Ed25519 address `pub_key_hash` (0x hex).
+pub fn basic_output(amount: u64, pub_key_hash: &str) -> Value {
+    json!({
+        "type": 3,
+        "amount": amount.to_string(),
+        "unlockConditions": [
+            {"type": 0, "address": {"type": 0, "pubKeyHash": pub_key_hash}}
+        ]
+    })
+}
+
+/// The dev genesis output.
+pub fn genesis_output() -> Output<'static> {
+    serde_json::from_value(basic_output(DEV_SUPPLY, GENESIS_ADDRESS)).expect("output")
+}
+
+/// A transaction spending the dev genesis output into `outputs` (amounts must add up),
+/// signed with the dev genesis key, on network `network`.
+pub fn genesis_spend(outputs: Vec<Value>, network: &str) -> Transaction<'static> {
+    let commitment = inputs_commitment([&genesis_output()]);
+    let essence: Essence<'static> = serde_json::from_value(json!({
+        "type": 1,
+        "networkId": network_id(network).to_string(),
+        "inputs": [{"type": 0, "transactionId": hex0x(&[0; 32]), "transactionOutputIndex": 0}],
+        "inputsCommitment": hex0x(&commitment),
+        "outputs": outputs,
+    }))
+    .expect("essence JSON");
+    let key = dev_genesis_key();
+    let signature = key.sign(&essence.signing_hash());
+    let tx = json!({
+        "type": 6,
+        "essence": essence,
+        "unlocks": [{"type": 0, "signature": {
+            "type": 0,
+            "publicKey": hex0x(&key.public_key()),
+            "signature": hex0x(&signature),
+        }}],
+    });
+    match serde_json::from_value::<Payload<'static>>(tx).expect("transaction JSON") {
+        Payload::Transaction(t) => t,
+        other => panic!("not a transaction: {other:?}"),
+    }
+}
+
+/// The transaction id of a transaction payload.
+pub fn transaction_id(tx: &Transaction<'_>) -> [u8; 32] {
+    tx.id()
+}
+
+/// Block bytes with these parents, payload and nonce.
+pub fn block_bytes(parents: &[[u8; 32]], payload: Option<Payload<'static>>, nonce: u64) -> Vec<u8> {
+    Block {
+        protocol_version: 2,
+        parents: parents.to_vec().into(),
+        payload,
+        nonce,
+    }
+    .to_bytes()
+}
+
+/// Parses `{"tips":[…]}` into ids.
+pub fn tips_of(json: &Value) -> Vec<[u8; 32]> {
+    json["tips"]
+        .as_array()
+        .expect("tips array")
+        .iter()
+        .map(|t| {
+            unhex(t.as_str().expect("tip string"))
+                .try_into()
+                .expect("32-byte tip")
+        })
+        .collect()
+}
