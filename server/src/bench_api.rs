@@ -186,8 +186,16 @@ impl Shared {
         }
     }
 
-    fn request(&self, worker: u64, seq: u64) -> Request<Full<Bytes>> {
+    /// The next request of `worker`; for `submit-binary` also the id of the block sent.
+    /// `last` is the worker's last accepted block, which a binary block approves too.
+    fn request(
+        &self,
+        worker: u64,
+        seq: u64,
+        last: Option<[u8; 32]>,
+    ) -> (Request<Full<Bytes>>, Option<[u8; 32]>) {
         let plan = &self.plan;
+        let mut sent_id = None;
         let (method, path, media, body) = match plan.scenario {
             Scenario::GetOutput => (Method::GET, GENESIS_OUTPUT_PATH, None, Bytes::new()),
             Scenario::Richest => (Method::GET, RICHEST_PATH, None, Bytes::new()),
@@ -203,11 +211,13 @@ impl Shared {
                     .as_ref()
                     .map(|rx| Arc::clone(&*rx.borrow()))
                     .unwrap_or_default();
+                let bytes = binary_block(&parents(&tips, last), worker, seq);
+                sent_id = Some(Block::id_of(&bytes));
                 (
                     Method::POST,
                     BLOCKS_PATH,
                     Some(BINARY_MEDIA),
-                    Bytes::from(binary_block(&tips, worker, seq)),
+                    Bytes::from(bytes),
                 )
             }
         };
@@ -222,8 +232,20 @@ impl Shared {
             b = b.header(header::AUTHORIZATION, format!("Bearer {token}"));
         }
         // The parts above are all valid header values and paths (checked URL, fixed strings).
-        b.body(Full::new(body)).unwrap_or_default()
+        (b.body(Full::new(body)).unwrap_or_default(), sent_id)
     }
+}
+
+/// Parents of a binary load block: the tips (at most 7) and the worker's last accepted
+/// block, sorted and unique. Approving its own last block keeps each connection's blocks a
+/// chain, so the node's tip pool stays about as large as the number of connections instead
+/// of growing by every block sent on the same tips.
+pub fn parents(tips: &[[u8; 32]], last: Option<[u8; 32]>) -> Vec<[u8; 32]> {
+    let mut p: Vec<[u8; 32]> = tips.iter().take(7).copied().collect();
+    p.extend(last);
+    p.sort_unstable();
+    p.dedup();
+    p
 }
 
 /// The tag of a load block: unique per worker and sequence number, so no two blocks of a
@@ -337,8 +359,13 @@ async fn fetch_tips(plan: &Plan) -> Result<Vec<[u8; 32]>, String> {
 struct WorkerStats {
     latency: Histogram<u64>,
     status: BTreeMap<u16, u64>,
+    /// The start of the first answer body of each status other than 2xx.
+    samples: BTreeMap<u16, String>,
     errors: u64,
 }
+
+/// How much of an error answer is kept as its sample.
+const SAMPLE_LEN: usize = 300;
 
 impl WorkerStats {
     fn new() -> Self {
@@ -347,6 +374,7 @@ impl WorkerStats {
             latency: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
                 .expect("valid histogram bounds"),
             status: BTreeMap::new(),
+            samples: BTreeMap::new(),
             errors: 0,
         }
     }
@@ -355,6 +383,7 @@ impl WorkerStats {
 async fn worker(id: u64, shared: Arc<Shared>) -> WorkerStats {
     let mut stats = WorkerStats::new();
     let mut seq = 0u64;
+    let mut last = None;
     let end = tokio::time::Instant::from_std(shared.deadline + GRACE);
     'connect: while Instant::now() < shared.deadline {
         let stream = match TcpStream::connect(shared.plan.addr).await {
@@ -383,20 +412,31 @@ async fn worker(id: u64, shared: Arc<Shared>) -> WorkerStats {
                 driver.abort();
                 break 'connect;
             }
-            let req = shared.request(id, seq);
+            let (req, sent_id) = shared.request(id, seq, last);
             seq += 1;
             let start = Instant::now();
             let exchange = async {
                 let resp = sender.send_request(req).await?;
                 let status = resp.status().as_u16();
-                resp.into_body().collect().await?;
-                Ok::<u16, hyper::Error>(status)
+                let body = resp.into_body().collect().await?.to_bytes();
+                Ok::<_, hyper::Error>((status, body))
             };
             match tokio::time::timeout_at(end, exchange).await {
-                Ok(Ok(status)) => {
+                Ok(Ok((status, body))) => {
                     let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
                     stats.latency.saturating_record(ns.max(1));
                     *stats.status.entry(status).or_default() += 1;
+                    if (200..300).contains(&status) {
+                        if sent_id.is_some() {
+                            last = sent_id;
+                        }
+                    } else {
+                        stats.samples.entry(status).or_insert_with(|| {
+                            let end = body.len().min(SAMPLE_LEN);
+                            String::from_utf8_lossy(body.get(..end).unwrap_or_default())
+                                .into_owned()
+                        });
+                    }
                 }
                 Ok(Err(_)) | Err(_) => {
                     stats.errors += 1;
@@ -446,6 +486,8 @@ pub struct Report {
     pub latency_ms: Latency,
     /// Answers per status code.
     pub status: BTreeMap<u16, u64>,
+    /// For each status other than 2xx, the start of one answer's body.
+    pub samples: BTreeMap<u16, String>,
 }
 
 impl std::fmt::Display for Report {
@@ -476,7 +518,11 @@ impl std::fmt::Display for Report {
             .iter()
             .map(|(code, n)| format!("{code}: {n}"))
             .collect();
-        write!(f, "status     {}", codes.join(", "))
+        write!(f, "status     {}", codes.join(", "))?;
+        for (code, body) in &self.samples {
+            write!(f, "\n  {code} e.g. {}", body.trim())?;
+        }
+        Ok(())
     }
 }
 
@@ -557,6 +603,9 @@ pub async fn run(
                 for (code, n) in s.status {
                     *total.status.entry(code).or_default() += n;
                 }
+                for (code, body) in s.samples {
+                    total.samples.entry(code).or_insert(body);
+                }
                 total.errors += s.errors;
             }
             Err(_) => total.errors += 1,
@@ -589,6 +638,7 @@ pub async fn run(
             max: ms(h.max()),
         },
         status: total.status,
+        samples: total.samples,
     })
 }
 
@@ -632,6 +682,12 @@ mod tests {
     fn load_blocks_are_valid_and_unique() {
         let tips = parse_tips(br#"{"tips":["0x0202020202020202020202020202020202020202020202020202020202020202","0x0101010101010101010101010101010101010101010101010101010101010101","0x0101010101010101010101010101010101010101010101010101010101010101"]}"#).unwrap();
         assert_eq!(tips, vec![[1; 32], [2; 32]]);
+        assert_eq!(parents(&[[5; 32]; 0], Some([4; 32])), vec![[4; 32]]);
+        let many: Vec<[u8; 32]> = (1..=8).map(|i| [i; 32]).collect();
+        let p = parents(&many, Some([0; 32]));
+        assert_eq!(p.len(), 8);
+        assert_eq!(p.first(), Some(&[0; 32]));
+        assert_eq!(parents(&tips, Some([1; 32])), tips);
         let a = binary_block(&tips, 0, 0);
         let b = binary_block(&tips, 0, 1);
         assert_ne!(a, b);

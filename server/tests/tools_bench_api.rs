@@ -36,6 +36,8 @@ struct Seen {
     bad: AtomicU64,
     /// Block ids of accepted blocks, to check they are all different.
     ids: std::sync::Mutex<std::collections::HashSet<[u8; 32]>>,
+    /// Binary blocks that approve an earlier accepted block besides the tips.
+    chained: AtomicU64,
 }
 
 type S = Arc<Seen>;
@@ -70,12 +72,18 @@ async fn submit(
     let good = match media {
         "application/vnd.iota.serializer-v1" => match Block::decode(&body) {
             Ok(b) => {
-                let mut sorted = TIPS.to_vec();
-                sorted.sort_unstable();
-                let fresh = seen.ids.lock().unwrap().insert(Block::id_of(&body));
+                // Parents: every tip, plus at most one block accepted before.
+                let mut ids = seen.ids.lock().unwrap();
+                let earlier = b.parents.iter().filter(|p| ids.contains(*p)).count();
+                let tips = b.parents.iter().filter(|p| TIPS.contains(p)).count();
+                seen.chained
+                    .fetch_add(u64::from(earlier == 1), Ordering::Relaxed);
+                let fresh = ids.insert(Block::id_of(&body));
                 b.nonce == 0
                     && b.protocol_version == 2
-                    && b.parents.as_ref() == &sorted[..]
+                    && tips == TIPS.len()
+                    && earlier <= 1
+                    && b.parents.len() == tips + earlier
                     && matches!(b.payload, Some(Payload::TaggedData(_)))
                     && fresh
             }
@@ -207,6 +215,13 @@ fn every_scenario_sends_well_formed_requests_and_counts_them() {
             0,
             "{scenario}: malformed requests"
         );
+        if scenario == "submit-binary" {
+            // Each connection's blocks form a chain: all but its first approve the previous.
+            assert!(
+                seen.chained.load(Ordering::Relaxed) >= 300 - 8,
+                "chained blocks"
+            );
+        }
         let l = &r["latencyMs"];
         for q in ["p50", "p90", "p99", "max"] {
             assert!(
@@ -239,6 +254,10 @@ fn duration_bounds_the_run_and_other_statuses_are_counted() {
     let n = r["requests"].as_u64().expect("requests");
     assert!(n > 0, "{r}");
     assert_eq!(r["status"], json!({ "404": n }), "{r}");
+    assert!(
+        r["samples"]["404"].as_str().is_some(),
+        "a 404 answer is kept: {r}"
+    );
     assert_eq!(
         seen.good.load(Ordering::Relaxed) + seen.bad.load(Ordering::Relaxed),
         0
