@@ -434,11 +434,6 @@ def test_milestones_read_back(client, node, milestone1, milestone2):
     assert status.confirmedMilestone.index == milestone2["index"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="iota-sdk 1.1.4 reads milestones by id from GET /api/core/v2/milestones/{milestoneId} "
-    "(the Hornet/TIP-25 path); the node serves only /milestones/by-id/{milestoneId}",
-)
 def test_client_reads_milestones_by_id(client, milestone1, milestone2):
     """`get_milestone_by_id` returns the milestone the coordinator issued under that id."""
     for m in (milestone1, milestone2):
