@@ -13,8 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rand::seq::SliceRandom;
-
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::nova;
 use ledger_codec::stardust::{
@@ -573,12 +571,7 @@ impl Engine {
     /// milestone block or the first solid entry point.
     pub fn select_parents(&self) -> Vec<BlockId> {
         let st = self.read();
-        let mut tips = st.tangle.non_lazy_tips();
-        if tips.len() > 4 {
-            tips.shuffle(&mut rand::thread_rng());
-            tips.truncate(4);
-            tips.sort_unstable();
-        }
+        let mut tips = st.tangle.select_tips(4, &mut rand::thread_rng());
         if tips.is_empty() {
             if let Some(m) = st.milestones.values().next_back() {
                 tips.push(m.block_id);

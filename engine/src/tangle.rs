@@ -64,6 +64,35 @@ impl Default for TipScoring {
     }
 }
 
+/// The tip pool: O(1) insert, remove and random pick (a vector plus positions).
+#[derive(Debug, Default)]
+struct TipPool {
+    ids: Vec<BlockId>,
+    pos: HashMap<BlockId, usize>,
+}
+
+impl TipPool {
+    fn insert(&mut self, id: BlockId) {
+        if !self.pos.contains_key(&id) {
+            self.pos.insert(id, self.ids.len());
+            self.ids.push(id);
+        }
+    }
+
+    fn remove(&mut self, id: &BlockId) {
+        if let Some(i) = self.pos.remove(id) {
+            self.ids.swap_remove(i);
+            if let Some(moved) = self.ids.get(i) {
+                self.pos.insert(*moved, i);
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &BlockId> {
+        self.ids.iter()
+    }
+}
+
 /// Why a block cannot be attached.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -83,7 +112,7 @@ pub struct Tangle {
     entry_points: HashMap<BlockId, u32>,
     // Children waiting for a missing or unsolid parent.
     waiting: HashMap<BlockId, Vec<BlockId>>,
-    tips: HashSet<BlockId>,
+    tips: TipPool,
     cmi: u32,
     scoring: TipScoring,
 }
@@ -253,17 +282,50 @@ impl Tangle {
         t
     }
 
+    fn is_non_lazy(&self, id: &BlockId) -> bool {
+        self.blocks.get(id).is_some_and(|m| {
+            self.cmi.saturating_sub(m.ocri) <= self.scoring.below_max_depth
+                && self.cmi.saturating_sub(m.ycri) <= self.scoring.max_ycri_delta
+        })
+    }
+
+    /// Up to `count` distinct non-lazy tips, sorted, drawn at random as Hornet's URTS does
+    /// (at most `(count − 1) × 10` random picks), so the cost does not grow with the pool.
+    pub fn select_tips(&self, count: usize, rng: &mut impl rand::Rng) -> Vec<BlockId> {
+        let draws = count.saturating_sub(1).max(1) * 10;
+        let mut out: Vec<BlockId> = Vec::with_capacity(count);
+        if self.tips.ids.len() <= draws {
+            // Small pool: look at every tip, pick at random among the non-lazy ones.
+            let mut all: Vec<BlockId> = self
+                .tips
+                .iter()
+                .filter(|t| self.is_non_lazy(t))
+                .copied()
+                .collect();
+            rand::seq::SliceRandom::shuffle(all.as_mut_slice(), rng);
+            all.truncate(count);
+            out = all;
+        } else {
+            for _ in 0..draws {
+                if out.len() == count {
+                    break;
+                }
+                let t = self.tips.ids[rng.gen_range(0..self.tips.ids.len())];
+                if !out.contains(&t) && self.is_non_lazy(&t) {
+                    out.push(t);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// Non-lazy tips (scored against the CMI), sorted.
     pub fn non_lazy_tips(&self) -> Vec<BlockId> {
         let mut t: Vec<BlockId> = self
             .tips
             .iter()
-            .filter(|id| {
-                self.blocks.get(*id).is_some_and(|m| {
-                    self.cmi.saturating_sub(m.ocri) <= self.scoring.below_max_depth
-                        && self.cmi.saturating_sub(m.ycri) <= self.scoring.max_ycri_delta
-                })
-            })
+            .filter(|id| self.is_non_lazy(id))
             .copied()
             .collect();
         t.sort_unstable();
@@ -387,6 +449,23 @@ mod tests {
             vec![id(2), id(3), id(4)]
         );
         assert_eq!(t.get(&id(1)).unwrap().referenced_by, Some(1));
+    }
+
+    #[test]
+    fn selects_up_to_four_sorted_non_lazy_tips_from_a_large_pool() {
+        let mut t = tangle();
+        for n in 1..=200u8 {
+            t.insert(id(n), vec![id(0)], None, None, 0);
+        }
+        assert_eq!(t.tips().len(), 200);
+        let picked = t.select_tips(4, &mut rand::thread_rng());
+        assert_eq!(picked.len(), 4);
+        assert!(picked.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
+        assert!(picked.iter().all(|p| t.tips().contains(p)));
+        // Removing tips keeps the pool consistent.
+        t.insert(id(201), picked.clone(), None, None, 0);
+        assert_eq!(t.tips().len(), 197);
+        assert!(picked.iter().all(|p| !t.tips().contains(p)));
     }
 
     #[test]
