@@ -106,6 +106,11 @@ fn curl_p81_bitsliced_all_vectors_64_lanes() {
 }
 
 #[test]
+fn curl_p81_bitsliced_all_vectors_512_lanes() {
+    bitsliced_all_vectors::<8>();
+}
+
+#[test]
 fn curl_p81_bitsliced_all_vectors_search_width() {
     bitsliced_all_vectors::<{ pow::LANE_WORDS }>();
 }

@@ -48,11 +48,7 @@ impl<const N: usize> Cell<N> {
     /// Bits of the lanes that hold 0.
     #[inline(always)]
     pub fn zero_lanes(&self) -> [u64; N] {
-        let mut m = [0; N];
-        for k in 0..N {
-            m[k] = self.lo[k] & self.hi[k];
-        }
-        m
+        std::array::from_fn(|k| self.lo[k] & self.hi[k])
     }
 }
 
@@ -86,27 +82,33 @@ const fn walk(j: usize) -> usize {
     (364 * j) % STATE_LEN
 }
 
-/// For fused step `i`: the two sources of `r1[P(i+1)]`, i.e. `P(P(i+1))` and `P(P(i+1)+1)`.
-const FUSED: [(u16, u16); STATE_LEN] = {
-    let mut t = [(0u16, 0u16); STATE_LEN];
-    let mut i = 0;
-    while i < STATE_LEN {
-        let q = walk(i + 1);
-        t[i] = (walk(q) as u16, walk(q + 1) as u16);
-        i += 1;
-    }
-    t
-};
-
 /// Two rounds from `src` into `dst`.
+///
+/// Fused step `i` needs `r1[P(i+1)]`, whose sources are `a = P(P(i+1)) =
+/// 547·(i+1) mod 729` and `b = a + 364 mod 729`. Since `547 ≡ −182` and
+/// `729 = 4·182 + 1`, `a` grows by exactly 1 every four steps: for steps
+/// `4m..4m+4` the sources are `(547+m, 182+m)`, `(365+m, m)`, `(183+m, 547+m)`,
+/// `(1+m, 365+m)` for `m < 182`, and step 728 reads `(0, 364)`. Constant
+/// offsets from `m` make six sequential streams and no index arithmetic.
 #[inline(always)]
 fn double_round<const N: usize>(src: &[Cell<N>; BUF], dst: &mut [Cell<N>; BUF]) {
-    let mut prev = sbox(&src[0], &src[364]);
-    for (out, &(a, b)) in dst.iter_mut().zip(FUSED.iter()) {
-        let cur = sbox(&src[a as usize & MASK], &src[b as usize & MASK]);
-        *out = sbox(&prev, &cur);
-        prev = cur;
+    let first = sbox(&src[0], &src[364]);
+    let mut prev = first;
+    for (m, out) in dst.chunks_exact_mut(4).take(182).enumerate() {
+        // An opaque `m` keeps the loop vectorizer from turning the loop into
+        // gathers across iterations; the words of a cell are vectorized instead.
+        let m = std::hint::black_box(m);
+        let c0 = sbox(&src[547 + m], &src[182 + m]);
+        let c1 = sbox(&src[365 + m], &src[m]);
+        let c2 = sbox(&src[183 + m], &src[547 + m]);
+        let c3 = sbox(&src[1 + m], &src[365 + m]);
+        out[0] = sbox(&prev, &c0);
+        out[1] = sbox(&c0, &c1);
+        out[2] = sbox(&c1, &c2);
+        out[3] = sbox(&c2, &c3);
+        prev = c3;
     }
+    dst[STATE_LEN - 1] = sbox(&prev, &first);
 }
 
 /// One plain round from `src` into `dst`.
@@ -238,9 +240,8 @@ impl<const N: usize> BctCurl<N> {
         let mut hit = [!0u64; N];
         for i in HASH_LEN.saturating_sub(zeros)..HASH_LEN {
             let c = sbox(&self.state[walk(i) & MASK], &self.state[walk(i + 1) & MASK]);
-            let z = c.zero_lanes();
-            for k in 0..N {
-                hit[k] &= z[k];
+            for (h, z) in hit.iter_mut().zip(c.zero_lanes()) {
+                *h &= z;
             }
         }
         hit
