@@ -409,6 +409,19 @@ proptest! {
     }
 
     #[test]
+    fn bitsliced_block_zeros_equal_scalar(body in proptest::collection::vec(any::<u8>(), 0..300), nonce in any::<u64>()) {
+        let mut block = body;
+        block.extend_from_slice(&nonce.to_le_bytes());
+        let digest = pow::pow_digest(&block).expect("8 bytes or more");
+        let scalar = pow::trailing_zeros(&pow::pow_hash(&digest, nonce));
+        prop_assert_eq!(pow::block_trailing_zeros(&block), Some(scalar));
+        // The single-hash kernel on a raw block: trailing zeros of the scalar hash.
+        let input: [i8; HASH_LEN] = std::array::from_fn(|i| ((i as u64 * 7 + nonce) % 3) as i8 - 1);
+        let want = pow::trailing_zeros(&curl::hash(&input).expect("valid"));
+        prop_assert_eq!(ledger_codec::pow::bitsliced::hash_trailing_zeros(&input), want);
+    }
+
+    #[test]
     fn b1t6_round_trips(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
         let trits = b1t6::encode(&bytes);
         prop_assert_eq!(trits.len(), bytes.len() * 6);

@@ -77,10 +77,11 @@ pub fn trailing_zeros(trits: &[Trit]) -> usize {
 }
 
 /// Trailing zero trits of a block's PoW hash; `None` if it is shorter than 8 bytes.
+/// Runs the bit-sliced kernel (the tests check it against [`pow_hash`]).
 pub fn block_trailing_zeros(block: &[u8]) -> Option<usize> {
     let digest = pow_digest(block)?;
     let nonce = block_nonce(block)?;
-    Some(trailing_zeros(&pow_hash(&digest, nonce)))
+    Some(bitsliced::hash_trailing_zeros(&curl_input(&digest, nonce)))
 }
 
 /// The TIP-12 score `3^z / len(block)`; 0 for a block shorter than 8 bytes.
