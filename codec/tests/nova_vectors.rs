@@ -454,7 +454,10 @@ fn output_id_proofs() {
     }
 }
 
-fn zip215_entries() -> Vec<(String, [u8; 32], [u8; 64], Vec<u8>, bool, String)> {
+/// name, public key, signature, message, valid, address bytes (hex).
+type Zip215 = (String, [u8; 32], [u8; 64], Vec<u8>, bool, String);
+
+fn zip215_entries() -> Vec<Zip215> {
     let f = common::load("nova", "ed25519_zip215.json");
     let entries = common::entries(&f);
     assert_eq!(entries.len(), 12);
