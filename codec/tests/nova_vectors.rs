@@ -407,3 +407,89 @@ fn commitment_input_type_1_json_is_read_as_commitment() {
     // And it is written back with type 0.
     assert_eq!(serde_json::to_value(&b).unwrap(), v["json"]);
 }
+
+#[test]
+fn output_id_proofs() {
+    use ledger_codec::nova::proof::OutputIdProof;
+    let f = common::load("nova", "output_id_proofs.json");
+    let entries = common::entries(&f);
+    assert_eq!(entries.len(), 4);
+    for v in entries {
+        let name = str_of(&v, "name");
+        let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
+        let p =
+            OutputIdProof::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
+        assert_eq!(p.to_bytes(), bytes, "vector {name}: re-encode");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            v["json"],
+            "vector {name}: to JSON"
+        );
+        let from: OutputIdProof<'static> = serde_json::from_value(v["json"].clone()).unwrap();
+        assert_eq!(from.to_bytes(), bytes, "vector {name}: JSON to bytes");
+        let stx_bytes = common::hex_bytes(name, str_of(&v, "signedTransactionBytes"));
+        let Payload::SignedTransaction(stx) = Payload::decode(&stx_bytes).unwrap() else {
+            panic!("vector {name}: not a signed transaction")
+        };
+        let tx = &stx.transaction;
+        let built = OutputIdProof::new(tx, p.output_index).unwrap();
+        assert_eq!(
+            built.to_bytes(),
+            bytes,
+            "vector {name}: proof built from the transaction"
+        );
+        let oid = Transaction::output_id(&tx.id(), p.output_index);
+        assert_eq!(p.output_id(), oid, "vector {name}: output id from proof");
+        assert!(
+            p.proves(&tx.outputs[usize::from(p.output_index)], &oid),
+            "vector {name}: proves"
+        );
+        let other = (usize::from(p.output_index) + 1) % tx.outputs.len();
+        if tx.outputs[other] != tx.outputs[usize::from(p.output_index)] {
+            assert!(
+                !p.proves(&tx.outputs[other], &oid),
+                "vector {name}: must not prove another output"
+            );
+        }
+    }
+}
+
+/// name, public key, signature, message, valid, address bytes (hex).
+type Zip215 = (String, [u8; 32], [u8; 64], Vec<u8>, bool, String);
+
+fn zip215_entries() -> Vec<Zip215> {
+    let f = common::load("nova", "ed25519_zip215.json");
+    let entries = common::entries(&f);
+    assert_eq!(entries.len(), 12);
+    entries
+        .iter()
+        .map(|v| {
+            let name = str_of(v, "name").to_string();
+            let pk = common::hex_bytes(&name, str_of(v, "publicKey"))
+                .try_into()
+                .unwrap();
+            let sig = common::hex_bytes(&name, str_of(v, "signature"))
+                .try_into()
+                .unwrap();
+            let msg = common::hex_bytes(&name, str_of(v, "message"));
+            let addr = str_of(v, "addressBytes").to_string();
+            (name, pk, sig, msg, v["valid"].as_bool().unwrap(), addr)
+        })
+        .collect()
+}
+
+/// `valid` (iota.go `Ed25519Signature.Valid(msg, addr)`) means: the address is
+/// the hash of the received public key bytes AND the ZIP-215 check passes.
+#[test]
+fn ed25519_zip215_signature_against_address() {
+    use ledger_codec::nova::address::Address;
+    for (name, pk, sig, msg, want, addr) in zip215_entries() {
+        let a = Address::ed25519(ledger_codec::hash::blake2b256(&pk));
+        let matches = to_hex(&a.to_bytes()) == addr;
+        let ok = matches && ledger_codec::ed25519::verify(&pk, &msg, &sig);
+        assert_eq!(
+            ok, want,
+            "vector {name}: validity (address matches: {matches})"
+        );
+    }
+}

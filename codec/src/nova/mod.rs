@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod json;
 pub mod output;
 pub mod params;
+pub mod proof;
 pub mod transaction;
 
 pub use address::Address;
