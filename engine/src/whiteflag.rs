@@ -85,7 +85,19 @@ fn output_offsets(block: &Block<'_>, tx: &Transaction<'_>) -> Vec<(u32, u32)> {
 struct TxBlock<'a> {
     block_id: BlockId,
     record: u64,
+    bytes: &'a [u8],
     block: Block<'a>,
+}
+
+/// The id of the transaction a block carries, hashed straight from the
+/// payload bytes inside the block (no re-encoding): protocol version,
+/// parents count, parents, payload length come first, the nonce last.
+fn transaction_id(b: &TxBlock<'_>, tx: &Transaction<'_>) -> [u8; 32] {
+    let start = 1 + 1 + 32 * b.block.parents.len() + 4;
+    match b.bytes.get(start..b.bytes.len().saturating_sub(8)) {
+        Some(payload) => ledger_codec::hash::blake2b256(payload),
+        None => tx.id(),
+    }
 }
 
 /// Reads the output bytes at `loc` (a block record in the log, or genesis).
@@ -134,6 +146,7 @@ pub fn compute(
         blocks.push(TxBlock {
             block_id: *id,
             record: meta.record,
+            bytes: rec.bytes(),
             block,
         });
     }
@@ -178,7 +191,8 @@ pub fn compute(
             out.referenced.push((b.block_id, Inclusion::NoTransaction));
             continue;
         };
-        let tx_id = tx.id();
+        let tx_id = transaction_id(b, tx);
+        debug_assert_eq!(tx_id, tx.id());
         let mut inputs: Vec<(ledger_codec::stardust::OutputId, Output<'_>)> =
             Vec::with_capacity(tx.essence.inputs.len());
         let mut conflict = None;
