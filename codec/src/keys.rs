@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn dev_genesis_owner_has_the_pinned_pub_key_hash() {
-        let seed = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, 0).unwrap();
+        let seed = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, 0).unwrap(); // ok: test code
         let key = SigningKey::from_seed(&seed);
         assert_eq!(
             hex::encode(key.address()),
@@ -118,17 +118,17 @@ mod tests {
 
     #[test]
     fn other_indices_and_coin_types_give_other_keys() {
-        let a = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, 0).unwrap();
-        let b = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, 1).unwrap();
-        let c = ed25519_seed_from_mnemonic(DEV_MNEMONIC, SHIMMER_COIN_TYPE, 0, 0).unwrap();
-        let d = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 1, 0).unwrap();
+        let a = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, 0).unwrap(); // ok: test code
+        let b = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, 1).unwrap(); // ok: test code
+        let c = ed25519_seed_from_mnemonic(DEV_MNEMONIC, SHIMMER_COIN_TYPE, 0, 0).unwrap(); // ok: test code
+        let d = ed25519_seed_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 1, 0).unwrap(); // ok: test code
         assert!(a != b && a != c && a != d && b != c && b != d && c != d);
     }
 
     #[test]
     fn slip10_matches_the_spec_test_vector_1() {
         // SLIP-0010 "Test vector 1 for ed25519", chain m/0'/1'/2'/2'/1000000000'.
-        let seed = hex::decode("000102030405060708090a0b0c0d0e0f").unwrap();
+        let seed = hex::decode("000102030405060708090a0b0c0d0e0f").unwrap(); // ok: test code
         let cases: [(&[u32], &str); 3] = [
             (
                 &[],
@@ -145,7 +145,7 @@ mod tests {
         ];
         for (path, want) in cases {
             assert_eq!(
-                hex::encode(slip10_ed25519(&seed, path).unwrap()),
+                hex::encode(slip10_ed25519(&seed, path).unwrap()), // ok: test code
                 want,
                 "{path:?}"
             );

@@ -84,8 +84,9 @@ mod tests {
     fn every_byte_round_trips() {
         for b in 0..=255u8 {
             let t = encode(&[b]);
-            assert_eq!(decode(&t).expect("valid"), vec![b], "byte {b}");
+            assert_eq!(decode(&t).expect("valid"), vec![b], "byte {b}"); // ok: test code
             assert_eq!(decode_trytes(&encode_trytes(&[b])).expect("valid"), vec![b]);
+            // ok: test code
         }
     }
 
@@ -94,7 +95,7 @@ mod tests {
         let mut buf = [0i8; 5];
         assert!(encode_into(&[1], &mut buf).is_err());
         let mut buf = [0i8; 6];
-        encode_into(&[1], &mut buf).expect("fits");
+        encode_into(&[1], &mut buf).expect("fits"); // ok: test code
         assert_eq!(buf, [1, 0, 0, 0, 0, 0]);
     }
 }

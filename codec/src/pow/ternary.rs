@@ -88,9 +88,9 @@ mod tests {
     #[test]
     fn every_tryte_round_trips_through_char_and_trits() {
         for v in -13i8..=13 {
-            let c = tryte_char(v).expect("in range");
+            let c = tryte_char(v).expect("in range"); // ok: test code
             assert_eq!(tryte_value(c), Some(v), "value {v}");
-            let t = tryte_to_trits(v).expect("in range");
+            let t = tryte_to_trits(v).expect("in range"); // ok: test code
             assert_eq!(trits_to_tryte(t), Some(v), "value {v}");
         }
         assert_eq!(tryte_char(14), None);
@@ -117,7 +117,7 @@ mod tests {
         assert!(trits_to_trytes(&[0, 1]).is_err());
         assert!(trits_to_trytes(&[0, 1, 5]).is_err());
         assert_eq!(
-            trytes_to_trits("9A").expect("valid"),
+            trytes_to_trits("9A").expect("valid"), // ok: test code
             vec![0, 0, 0, 1, 0, 0]
         );
     }
