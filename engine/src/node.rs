@@ -40,6 +40,9 @@ pub struct EngineConfig {
     pub durability: Durability,
     /// Run the built-in coordinator (key generated in the data dir on first start).
     pub coordinator: bool,
+    /// File holding the built-in coordinator's 32-byte hex seed; `None` = `coordinator.key`
+    /// in the data dir, generated on first start. A given file must exist.
+    pub coordinator_key_file: Option<PathBuf>,
     /// Extra coordinator public keys whose milestones are accepted.
     pub coordinator_public_keys: Vec<[u8; 32]>,
     /// Valid signatures a milestone needs.
@@ -56,6 +59,7 @@ impl EngineConfig {
             genesis: Genesis::dev(),
             durability: Durability::default(),
             coordinator: true,
+            coordinator_key_file: None,
             coordinator_public_keys: Vec::new(),
             milestone_threshold: 1,
             pow_workers: 0,
@@ -116,6 +120,8 @@ struct State {
     milestone_ids: HashMap<[u8; 32], u32>,
     // Milestone blocks seen but not yet confirmed, by index.
     pending: BTreeMap<u32, BlockId>,
+    // Blocks referenced by confirmed milestones since the store was opened.
+    referenced: u64,
 }
 
 /// The node's state and its operations.
@@ -155,18 +161,7 @@ fn load_or_create_key(dir: &Path) -> Result<SigningKey, EngineError> {
     let path = dir.join("coordinator.key");
     let io = |context: String| move |source| EngineError::Io { context, source };
     match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let seed: [u8; 32] = hex::decode(text.trim().trim_start_matches("0x"))
-                .ok()
-                .and_then(|v| v.try_into().ok())
-                .ok_or_else(|| {
-                    EngineError::Genesis(format!(
-                        "{} does not hold a 32-byte hex seed",
-                        path.display()
-                    ))
-                })?;
-            Ok(SigningKey::from_seed(&seed))
-        }
+        Ok(text) => parse_key(&path, &text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut seed = [0u8; 32];
             rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut seed);
@@ -186,6 +181,29 @@ fn load_or_create_key(dir: &Path) -> Result<SigningKey, EngineError> {
     }
 }
 
+/// Reads a coordinator seed from a file given in the configuration (never created).
+fn read_key(path: &Path) -> Result<SigningKey, EngineError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EngineError::Io {
+        context: format!("reading coordinator key {}", path.display()),
+        source,
+    })?;
+    parse_key(path, &text)
+}
+
+/// A 32-byte seed as hex (with or without 0x, surrounding whitespace ignored).
+fn parse_key(path: &Path, text: &str) -> Result<SigningKey, EngineError> {
+    let seed: [u8; 32] = hex::decode(text.trim().trim_start_matches("0x"))
+        .ok()
+        .and_then(|v| v.try_into().ok())
+        .ok_or_else(|| {
+            EngineError::Genesis(format!(
+                "{} does not hold a 32-byte hex seed",
+                path.display()
+            ))
+        })?;
+    Ok(SigningKey::from_seed(&seed))
+}
+
 impl Engine {
     /// Opens (or creates) the node state in `config.data_dir`.
     ///
@@ -200,10 +218,10 @@ impl Engine {
             config.data_dir.join("log"),
             LogConfig::default().with_durability(config.durability),
         )?;
-        let coordinator = if config.coordinator {
-            Some(load_or_create_key(&config.data_dir)?)
-        } else {
-            None
+        let coordinator = match (config.coordinator, &config.coordinator_key_file) {
+            (false, _) => None,
+            (true, Some(file)) => Some(read_key(file)?),
+            (true, None) => Some(load_or_create_key(&config.data_dir)?),
         };
         let mut coordinator_keys = config.coordinator_public_keys.clone();
         if let Some(k) = &coordinator {
@@ -260,6 +278,7 @@ impl Engine {
                 milestones: BTreeMap::new(),
                 milestone_ids: HashMap::new(),
                 pending: BTreeMap::new(),
+                referenced: 0,
             }),
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
@@ -551,6 +570,9 @@ impl Engine {
             .apply_milestone(m.index, conf.balance_changes.iter().copied())
             .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
         st.tangle.confirm(m.index, &conf.referenced);
+        st.referenced = st
+            .referenced
+            .saturating_add(u64::try_from(conf.referenced.len()).unwrap_or(u64::MAX));
         let info = MilestoneInfo {
             index: m.index,
             timestamp: m.timestamp,
@@ -820,6 +842,17 @@ impl Engine {
     /// Number of blocks in the tangle.
     pub fn block_count(&self) -> usize {
         self.read().tangle.len()
+    }
+
+    /// Blocks referenced by milestones confirmed since the store was opened (replayed
+    /// milestones included); with [`Self::block_count`] it gives the block rates of `/info`.
+    pub fn referenced_block_count(&self) -> u64 {
+        self.read().referenced
+    }
+
+    /// The built-in coordinator's public key, when it runs.
+    pub fn coordinator_public_key(&self) -> Option<[u8; 32]> {
+        self.coordinator.as_ref().map(SigningKey::public_key)
     }
 
     /// The ledger's diff of milestone `index`: (created, consumed) output ids.

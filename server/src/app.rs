@@ -13,7 +13,10 @@ use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 use ledger_codec::nova;
 use ledger_engine::Engine;
 
-use crate::{access, access::AccessControl, error, error::ApiError, node::NodeApi, routes};
+use crate::{
+    access, access::AccessControl, error, error::ApiError, metrics::BlockRates, node::NodeApi,
+    routes,
+};
 
 /// Default limit for request bodies: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
@@ -33,6 +36,8 @@ pub struct AppState {
     pub v3_params: Option<Arc<nova::ProtocolParameters>>,
     /// Whether the node fills in missing nonces (PoW) on submit.
     pub pow: bool,
+    /// Block rates for `info.metrics` (all 0 unless [`Self::with_rates`] attached a sampler).
+    pub rates: Arc<BlockRates>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -54,7 +59,14 @@ impl AppState {
             engine: None,
             v3_params: None,
             pow: true,
+            rates: Arc::default(),
         }
+    }
+
+    /// The same state with the block rates `info.metrics` reports.
+    pub fn with_rates(mut self, rates: Arc<BlockRates>) -> Self {
+        self.rates = rates;
+        self
     }
 
     /// The same state with the ledger engine behind it.

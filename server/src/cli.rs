@@ -28,7 +28,8 @@ pub struct Cli {
 impl Cli {
     /// The command to carry out: `run` with the top-level flags when none was given.
     pub fn into_command(self) -> Command {
-        self.command.unwrap_or(Command::Run(self.run))
+        self.command
+            .unwrap_or_else(|| Command::Run(Box::new(self.run)))
     }
 }
 
@@ -36,7 +37,7 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the node.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Helper tools.
     #[command(subcommand)]
     Tools(Tool),
@@ -164,6 +165,26 @@ pub struct RunArgs {
     )]
     pub no_coordinator: Option<bool>,
 
+    /// File holding the built-in coordinator's Ed25519 seed (32 bytes as hex); it must exist
+    /// [default: DATA_DIR/coordinator.key, generated on first start].
+    #[arg(long, env = "LEDGER_NODE_COORDINATOR_KEY", value_name = "FILE")]
+    pub coordinator_key: Option<PathBuf>,
+
+    /// Comma-separated Ed25519 public keys (32 bytes as hex) of external coordinators whose
+    /// milestones this node accepts, e.g. with --no-coordinator to follow another node's
+    /// coordinator [default: none; the built-in coordinator's own key is always accepted].
+    #[arg(
+        long,
+        env = "LEDGER_NODE_COORDINATOR_PUBLIC_KEYS",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
+    pub coordinator_public_keys: Option<Vec<String>>,
+
+    /// Valid signatures by distinct coordinator keys a milestone needs [default: 1].
+    #[arg(long, env = "LEDGER_NODE_MILESTONE_THRESHOLD", value_name = "N")]
+    pub milestone_threshold: Option<usize>,
+
     /// Number of threads doing proof of work for submitted blocks without a nonce
     /// [default: all cores].
     #[arg(long, env = "LEDGER_NODE_POW_WORKERS", value_name = "N")]
@@ -222,6 +243,11 @@ impl RunArgs {
             api_bind: self.api_bind.or(lower.api_bind),
             coordinator_interval: self.coordinator_interval.or(lower.coordinator_interval),
             no_coordinator: self.no_coordinator.or(lower.no_coordinator),
+            coordinator_key: self.coordinator_key.or(lower.coordinator_key),
+            coordinator_public_keys: self
+                .coordinator_public_keys
+                .or(lower.coordinator_public_keys),
+            milestone_threshold: self.milestone_threshold.or(lower.milestone_threshold),
             pow_workers: self.pow_workers.or(lower.pow_workers),
             no_pow: self.no_pow.or(lower.no_pow),
             v3_protocol_parameters: self.v3_protocol_parameters.or(lower.v3_protocol_parameters),

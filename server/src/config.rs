@@ -65,6 +65,12 @@ pub struct NodeConfig {
     pub coordinator: bool,
     /// Time between milestones; `None` = only on demand.
     pub coordinator_interval: Option<Duration>,
+    /// The built-in coordinator's seed file; `None` = generated in the data dir.
+    pub coordinator_key: Option<PathBuf>,
+    /// External coordinator public keys whose milestones are accepted.
+    pub coordinator_public_keys: Vec<[u8; 32]>,
+    /// Valid coordinator signatures a milestone needs (at least 1).
+    pub milestone_threshold: usize,
     /// Whether the node does PoW for submitted blocks.
     pub pow: bool,
     /// PoW threads (at least 1).
@@ -132,14 +138,49 @@ impl NodeConfig {
         let interval = args
             .coordinator_interval
             .unwrap_or(DEFAULT_COORDINATOR_INTERVAL);
+        let coordinator = !args.no_coordinator.unwrap_or(false);
+        let coordinator_public_keys = args
+            .coordinator_public_keys
+            .unwrap_or_default()
+            .iter()
+            .map(|k| k.trim())
+            .filter(|k| !k.is_empty())
+            .map(parse_public_key)
+            .collect::<Result<Vec<_>, _>>()?;
+        let signers = coordinator_public_keys.len() + usize::from(coordinator);
+        let milestone_threshold = match args.milestone_threshold {
+            Some(0) => {
+                return Err(ConfigError::Invalid {
+                    name: "milestone-threshold",
+                    reason: "must be at least 1",
+                })
+            }
+            Some(n) if n > 1 && coordinator => {
+                return Err(ConfigError::Invalid {
+                    name: "milestone-threshold",
+                    reason: "the built-in coordinator signs alone: use 1, or --no-coordinator",
+                })
+            }
+            Some(n) if n > signers && signers > 0 => {
+                return Err(ConfigError::Invalid {
+                    name: "milestone-threshold",
+                    reason: "exceeds the number of coordinator keys",
+                })
+            }
+            Some(n) => n,
+            None => 1,
+        };
         Ok(Self {
             data_dir: args
                 .data_dir
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
             genesis: args.genesis,
             api_bind: args.api_bind.unwrap_or(DEFAULT_API_BIND),
-            coordinator: !args.no_coordinator.unwrap_or(false),
+            coordinator,
             coordinator_interval: (interval > 0).then(|| Duration::from_secs(interval)),
+            coordinator_key: args.coordinator_key,
+            coordinator_public_keys,
+            milestone_threshold,
             pow: !args.no_pow.unwrap_or(false),
             pow_workers,
             v3_protocol_parameters: args.v3_protocol_parameters,
@@ -148,6 +189,17 @@ impl NodeConfig {
             protected_routes: routes(args.protected_routes, DEFAULT_PROTECTED_ROUTES),
         })
     }
+}
+
+/// An Ed25519 public key given as 64 hex digits (0x optional, either case).
+fn parse_public_key(text: &str) -> Result<[u8; 32], ConfigError> {
+    hex::decode(text.trim_start_matches("0x"))
+        .ok()
+        .and_then(|v| <[u8; 32]>::try_from(v).ok())
+        .ok_or(ConfigError::Invalid {
+            name: "coordinator-public-keys",
+            reason: "each key must be 32 bytes as hex (64 hex digits, 0x optional)",
+        })
 }
 
 #[cfg(test)]
@@ -161,7 +213,7 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("ledger-node").chain(args.iter().copied()))
             .expect("parse");
         match cli.into_command() {
-            Command::Run(run) => run,
+            Command::Run(run) => *run,
             other => panic!("not run: {other:?}"),
         }
     }
@@ -187,6 +239,10 @@ mod tests {
             "--api-bind=0.0.0.0:1",
             "--coordinator-interval=0",
             "--no-coordinator",
+            "--coordinator-key=coo.key",
+            "--coordinator-public-keys=0xAB000000000000000000000000000000000000000000000000000000000000cd,\
+             1111111111111111111111111111111111111111111111111111111111111111",
+            "--milestone-threshold=2",
             "--pow-workers=3",
             "--no-pow",
             "--v3-protocol-parameters=p.json",
@@ -204,6 +260,12 @@ mod tests {
         assert_eq!(config.coordinator_interval, None);
         assert!(!config.coordinator && !config.pow);
         assert_eq!(config.pow_workers, 3);
+        assert_eq!(config.coordinator_key, Some(PathBuf::from("coo.key")));
+        let mut first = [0u8; 32];
+        first[0] = 0xab;
+        first[31] = 0xcd;
+        assert_eq!(config.coordinator_public_keys, vec![first, [0x11; 32]]);
+        assert_eq!(config.milestone_threshold, 2);
         assert_eq!(config.v3_protocol_parameters, Some(PathBuf::from("p.json")));
         assert_eq!(
             config.public_routes,
@@ -259,13 +321,34 @@ mod tests {
             NodeConfig::resolve(missing),
             Err(ConfigError::Read { .. })
         ));
-        let zero = RunArgs {
-            pow_workers: Some(0),
-            ..RunArgs::default()
-        };
-        assert!(matches!(
-            NodeConfig::from_args(zero),
-            Err(ConfigError::Invalid { .. })
-        ));
+        let invalid = [
+            RunArgs {
+                pow_workers: Some(0),
+                ..RunArgs::default()
+            },
+            RunArgs {
+                coordinator_public_keys: Some(vec!["0x12".into()]),
+                ..RunArgs::default()
+            },
+            RunArgs {
+                no_coordinator: Some(true),
+                coordinator_public_keys: Some(vec!["11".repeat(32)]),
+                milestone_threshold: Some(2),
+                ..RunArgs::default()
+            },
+            RunArgs {
+                milestone_threshold: Some(2),
+                ..RunArgs::default()
+            },
+        ];
+        for args in invalid {
+            assert!(
+                matches!(
+                    NodeConfig::from_args(args.clone()),
+                    Err(ConfigError::Invalid { .. })
+                ),
+                "{args:?}"
+            );
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod jwt;
 pub mod media;
+pub mod metrics;
 pub mod node;
 pub mod routes;
 pub mod run;

@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     match Cli::parse().into_command() {
         Command::Run(args) => {
             run::init_tracing();
-            let config = match NodeConfig::resolve(args) {
+            let config = match NodeConfig::resolve(*args) {
                 Ok(config) => config,
                 Err(e) => {
                     eprintln!("ledger-node: {e}");

@@ -19,6 +19,7 @@ use crate::{
     app::{app, AppState},
     config::NodeConfig,
     jwt::{JwtAuth, JwtError},
+    metrics::BlockRates,
     node::{EngineNode, NodeApi, NodeError},
 };
 
@@ -83,6 +84,13 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     let mut engine_config = EngineConfig::dev(&config.data_dir);
     engine_config.genesis = genesis;
     engine_config.coordinator = config.coordinator;
+    engine_config
+        .coordinator_key_file
+        .clone_from(&config.coordinator_key);
+    engine_config
+        .coordinator_public_keys
+        .clone_from(&config.coordinator_public_keys);
+    engine_config.milestone_threshold = config.milestone_threshold;
     engine_config.pow_workers = config.pow_workers;
     Engine::open(engine_config).map_err(|e| RunError::Engine(e.to_string()))
 }
@@ -120,6 +128,19 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
         network = %engine.params().network_name,
         "ledger opened"
     );
+    match engine.coordinator_public_key() {
+        Some(key) => {
+            tracing::info!(public_key = %format!("0x{}", hex::encode(key)), "built-in coordinator")
+        }
+        None if config.coordinator_public_keys.is_empty() => tracing::warn!(
+            "no coordinator and no --coordinator-public-keys: no milestone will be accepted"
+        ),
+        None => tracing::info!(
+            keys = config.coordinator_public_keys.len(),
+            threshold = config.milestone_threshold,
+            "following external coordinator milestones"
+        ),
+    }
     if let Some(interval) = config.coordinator_interval {
         engine.start_coordinator(interval);
     }
@@ -158,7 +179,9 @@ async fn run_with_state(
         .with_body_limit(config.api_body_limit)
         .with_pow(config.pow);
     if let Some(engine) = engine {
-        state = state.with_engine(engine);
+        state = state
+            .with_rates(BlockRates::spawn(&engine))
+            .with_engine(engine);
     }
     if let Some(v3) = v3 {
         state = state.with_v3_params(v3);

@@ -53,21 +53,9 @@ fn assert_created(reply: &common::Reply) -> String {
     id
 }
 
-fn issue_milestone(node: &TestNode, token: &str) -> Value {
-    let reply = node.post(CONTROL_MILESTONE, &[("authorization", token)], b"");
-    assert_eq!(
-        reply.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    reply.json()
-}
-
 #[test]
 fn full_flow_tagged_data_transaction_milestone_and_reads() {
     let node = start();
-    let token = bearer(&node);
 
     // A JSON tagged-data block without parents and nonce: the node fills both in.
     let tagged = json!({"protocolVersion": 2, "payload": tagged_data(b"flow", b"json")});
@@ -137,7 +125,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
         .as_u64()
         .expect("index");
 
-    let issued = issue_milestone(&node, &token);
+    let issued = node.issue_milestone();
     let index = issued["index"].as_u64().expect("index");
     assert_eq!(index, index_before + 1, "{issued}");
     let milestone_id = issued["milestoneId"]
@@ -309,7 +297,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
         &node,
         &json!({"protocolVersion": 2, "payload": Payload::Transaction(double)}),
     );
-    issue_milestone(&node, &token);
+    node.issue_milestone();
     let meta = node
         .get(&format!("{BLOCKS}/{double_block_id}/metadata"))
         .json();
@@ -341,9 +329,8 @@ fn control_milestone_needs_a_token_and_a_coordinator() {
         b"",
     )
     .assert_error(403);
-    let token = bearer(&node);
-    let first = issue_milestone(&node, &token);
-    let second = issue_milestone(&node, &token);
+    let first = node.issue_milestone();
+    let second = node.issue_milestone();
     assert_eq!(
         second["index"].as_u64(),
         first["index"].as_u64().map(|i| i + 1)

@@ -41,16 +41,7 @@ fn stored_bytes(node: &TestNode, id: &str) -> Vec<u8> {
 }
 
 fn created(reply: &common::Reply) -> String {
-    assert_eq!(
-        reply.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    reply.json()["blockId"]
-        .as_str()
-        .expect("blockId")
-        .to_owned()
+    reply.created_id()
 }
 
 #[test]

@@ -95,7 +95,7 @@ pub const BASE_TOKEN: BaseToken = BaseToken {
 };
 
 /// `info.metrics`.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metrics {
     /// New blocks per second.
@@ -135,11 +135,7 @@ pub async fn info(State(state): State<AppState>) -> Result<Response, ApiError> {
         protocol: engine.params().clone(),
         pending_protocol_parameters: Vec::new(),
         base_token: BASE_TOKEN,
-        metrics: Metrics {
-            blocks_per_second: 0.0,
-            referenced_blocks_per_second: 0.0,
-            referenced_rate: 0.0,
-        },
+        metrics: state.rates.get(),
         features: if state.pow { vec!["pow"] } else { Vec::new() },
     };
     json_response(&response)

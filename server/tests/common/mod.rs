@@ -59,6 +59,12 @@ impl Reply {
         })
     }
 
+    /// Asserts 201 and returns the `blockId` of the body.
+    pub fn created_id(&self) -> String {
+        assert_eq!(self.status, 201, "{}", String::from_utf8_lossy(&self.body));
+        self.json()["blockId"].as_str().expect("blockId").to_owned()
+    }
+
     /// The value of header `name` (lower case), if present.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -183,6 +189,24 @@ impl TestNode {
             dir,
             agent,
         }
+    }
+
+    /// `POST /api/core/v2/control/milestone` with the node's own token; asserts 200 and
+    /// returns `{"index","milestoneId","blockId"}`.
+    pub fn issue_milestone(&self) -> serde_json::Value {
+        let token = format!("Bearer {}", self.jwt());
+        let reply = self.post(
+            "/api/core/v2/control/milestone",
+            &[("authorization", &token)],
+            b"",
+        );
+        assert_eq!(
+            reply.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        reply.json()
     }
 
     /// The node's data dir.
