@@ -23,7 +23,7 @@ use ledger_codec::Codec;
 
 use crate::error::{EngineError, SubmitError};
 use crate::genesis::Genesis;
-use crate::log::{BlockId as LogId, Durability, Location, Log, LogConfig};
+use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScoring};
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputRow};
@@ -391,32 +391,64 @@ impl Engine {
     /// # Errors
     /// [`SubmitError::Invalid`] with the broken rule, or an internal fault.
     pub fn submit_v2(&self, bytes: &[u8]) -> Result<Submitted, SubmitError> {
+        let (submitted, durable) = self.submit_v2_nowait(bytes)?;
+        self.log
+            .wait_durable_at(durable)
+            .map_err(|e| SubmitError::Internal(e.to_string()))?;
+        Ok(submitted)
+    }
+
+    /// [`Engine::submit_v2`] without waiting for the fsync: the block is stored, readable
+    /// and in the tangle, but must only be acknowledged once [`Engine::on_durable`] (or
+    /// [`Log::wait_durable_at`]) reports the returned position durable. A milestone is
+    /// waited for here, before it is confirmed: the ledger never runs ahead of the log.
+    ///
+    /// # Errors
+    /// As [`Engine::submit_v2`].
+    pub fn submit_v2_nowait(&self, bytes: &[u8]) -> Result<(Submitted, Durable), SubmitError> {
+        let internal = |e: crate::log::LogError| SubmitError::Internal(e.to_string());
         let block = Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
         let id = Block::id_of(bytes);
-        if self.log.contains(&LogId::V2(id)) {
-            return Ok(Submitted {
-                block_id: id,
-                inserted: false,
-            });
+        if let Some(durable) = self.log.durable_mark(&LogId::V2(id)) {
+            return Ok((
+                Submitted {
+                    block_id: id,
+                    inserted: false,
+                },
+                durable,
+            ));
         }
         self.check_block(&block, bytes)?;
-        let appended = self
-            .log
-            .append_v2(bytes)
-            .map_err(|e| SubmitError::Internal(e.to_string()))?;
-        let is_milestone = {
+        let (appended, durable) = self.log.append_v2_nowait(bytes).map_err(internal)?;
+        let is_milestone = matches!(block.payload, Some(Payload::Milestone(_)));
+        if is_milestone {
+            self.log.wait_durable_at(durable).map_err(internal)?;
+        }
+        {
             let mut st = self.write();
             Self::insert_block(&mut st, id, &block, appended.location.to_u64());
-            matches!(block.payload, Some(Payload::Milestone(_)))
-        };
+        }
         if is_milestone {
             self.confirm_pending()
                 .map_err(|e| SubmitError::Internal(e.to_string()))?;
         }
-        Ok(Submitted {
-            block_id: id,
-            inserted: appended.inserted,
-        })
+        Ok((
+            Submitted {
+                block_id: id,
+                inserted: appended.inserted,
+            },
+            durable,
+        ))
+    }
+
+    /// Calls `f` once `mark` (from [`Engine::submit_v2_nowait`]) is durable, or with the
+    /// log's error; see [`Log::on_durable`].
+    pub fn on_durable(
+        &self,
+        mark: Durable,
+        f: impl FnOnce(Result<(), crate::log::LogError>) + Send + 'static,
+    ) {
+        self.log.on_durable(mark, f);
     }
 
     fn check_block(&self, block: &Block<'_>, bytes: &[u8]) -> Result<(), SubmitError> {

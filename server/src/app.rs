@@ -21,9 +21,22 @@ use crate::{
 /// Default limit for request bodies: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
-/// What every handler can reach. Cheap to clone (a few `Arc`s).
+/// What every handler can reach: one `Arc`, so the per-request clones axum makes cost one
+/// atomic increment. Fields are read through `Deref` (`state.engine`, `state.pow`, …).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The contents of an [`AppState`].
+#[derive(Clone)]
+pub struct Shared {
     /// The node behind the API.
     pub node: Arc<dyn NodeApi>,
     /// Route lists and token keys.
@@ -40,7 +53,7 @@ pub struct AppState {
     pub rates: Arc<BlockRates>,
 }
 
-impl std::fmt::Debug for AppState {
+impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AppState")
             .field("access", &self.access)
@@ -49,10 +62,21 @@ impl std::fmt::Debug for AppState {
     }
 }
 
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 impl AppState {
+    /// The contents, for the builder methods (copied if a clone is alive).
+    fn shared(&mut self) -> &mut Shared {
+        Arc::make_mut(&mut self.0)
+    }
+
     /// State with the default body limit.
     pub fn new(node: Arc<dyn NodeApi>, access: AccessControl) -> Self {
-        Self {
+        Self(Arc::new(Shared {
             node,
             access: Arc::new(access),
             body_limit: DEFAULT_BODY_LIMIT,
@@ -60,30 +84,30 @@ impl AppState {
             v3_params: None,
             pow: true,
             rates: Arc::default(),
-        }
+        }))
     }
 
     /// The same state with the block rates `info.metrics` reports.
     pub fn with_rates(mut self, rates: Arc<BlockRates>) -> Self {
-        self.rates = rates;
+        self.shared().rates = rates;
         self
     }
 
     /// The same state with the ledger engine behind it.
     pub fn with_engine(mut self, engine: Arc<Engine>) -> Self {
-        self.engine = Some(engine);
+        self.shared().engine = Some(engine);
         self
     }
 
     /// The same state with v3 protocol parameters.
     pub fn with_v3_params(mut self, params: nova::ProtocolParameters) -> Self {
-        self.v3_params = Some(Arc::new(params));
+        self.shared().v3_params = Some(Arc::new(params));
         self
     }
 
     /// The same state with node PoW on or off.
     pub fn with_pow(mut self, pow: bool) -> Self {
-        self.pow = pow;
+        self.shared().pow = pow;
         self
     }
 
@@ -109,7 +133,7 @@ impl AppState {
 
     /// The same state with another body limit.
     pub fn with_body_limit(mut self, limit: usize) -> Self {
-        self.body_limit = limit;
+        self.shared().body_limit = limit;
         self
     }
 }

@@ -341,6 +341,9 @@ struct Writer {
     buf: Vec<u8>,
 }
 
+/// A callback waiting for an fsync to cover a log position (see [`Log::on_durable`]).
+type Waiter = Box<dyn FnOnce(Result<(), LogError>) + Send>;
+
 #[derive(Default)]
 struct SyncState {
     /// Log position one past the last written record.
@@ -349,7 +352,40 @@ struct SyncState {
     synced: u64,
     failed: bool,
     shutdown: bool,
+    /// Callbacks for positions not yet synced, fired by the fsync loop.
+    waiters: Vec<(u64, Waiter)>,
 }
+
+impl SyncState {
+    /// Removes the waiters whose position is synced (all of them once the log failed).
+    fn take_ready(&mut self) -> Vec<(u64, Waiter)> {
+        if self.failed {
+            return std::mem::take(&mut self.waiters);
+        }
+        let synced = self.synced;
+        let (ready, pending) = std::mem::take(&mut self.waiters)
+            .into_iter()
+            .partition(|(end, _)| *end <= synced);
+        self.waiters = pending;
+        ready
+    }
+}
+
+/// Calls `waiters` (outside any lock): `Ok` once synced, `Poisoned` if the log failed.
+fn fire(waiters: Vec<(u64, Waiter)>, failed: bool) {
+    for (_, f) in waiters {
+        f(if failed {
+            Err(LogError::Poisoned)
+        } else {
+            Ok(())
+        });
+    }
+}
+
+/// A log position whose durability can be awaited: [`Log::wait_durable_at`] blocks,
+/// [`Log::on_durable`] calls back. Returned by the `*_nowait` appends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Durable(u64);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a log lock leaves plain data behind; the log's invariants are
@@ -581,8 +617,63 @@ impl Log {
     /// [`LogError::RecordTooLarge`], I/O errors, [`LogError::Poisoned`] after a failed fsync,
     /// [`LogError::Full`].
     pub fn append_v2(&self, bytes: &[u8]) -> Result<Appended, LogError> {
+        let (appended, durable) = self.append_v2_nowait(bytes)?;
+        self.wait_durable_at(durable)?;
+        Ok(appended)
+    }
+
+    /// Appends a v2 block like [`Log::append_v2`] but returns as soon as the record is
+    /// written (readable, not yet durable in group-commit mode): acknowledge it only after
+    /// [`Log::wait_durable_at`] or [`Log::on_durable`] reports the returned position durable.
+    /// For a block stored already, the position is that record's.
+    ///
+    /// # Errors
+    /// As [`Log::append_v2`], except the fsync outcome, which the wait reports.
+    pub fn append_v2_nowait(&self, bytes: &[u8]) -> Result<(Appended, Durable), LogError> {
         let id = BlockId::V2(ledger_codec::hash::blake2b256(bytes));
-        self.append(&id, bytes)
+        self.append_nowait(&id, bytes)
+    }
+
+    /// The durability position of a stored record (for a resubmitted block whose first
+    /// append may not be durable yet), or `None` if `id` is not stored.
+    pub fn durable_mark(&self, id: &BlockId) -> Option<Durable> {
+        self.find(id).map(|e| Durable(self.record_end(e)))
+    }
+
+    /// Blocks until `mark` is durable under the configured [`Durability`] (immediately for
+    /// `EveryAppend` and `Deferred`).
+    ///
+    /// # Errors
+    /// [`LogError::Poisoned`] when an fsync failed.
+    pub fn wait_durable_at(&self, mark: Durable) -> Result<(), LogError> {
+        self.wait_durable(mark.0)
+    }
+
+    /// Calls `f` once `mark` is durable (with `Err(Poisoned)` if an fsync fails first): at
+    /// once on this thread when it already is, else on the log's fsync thread, so `f` must
+    /// be quick (e.g. send on a channel).
+    pub fn on_durable(&self, mark: Durable, f: impl FnOnce(Result<(), LogError>) + Send + 'static) {
+        let inner = &*self.inner;
+        if !matches!(inner.config.durability, Durability::Group { .. }) {
+            return f(if inner.poisoned.load(Ordering::Acquire) {
+                Err(LogError::Poisoned)
+            } else {
+                Ok(())
+            });
+        }
+        let mut s = lock(&inner.sync);
+        if s.failed {
+            drop(s);
+            return f(Err(LogError::Poisoned));
+        }
+        if s.synced >= mark.0 {
+            drop(s);
+            return f(Ok(()));
+        }
+        s.waiters.push((mark.0, Box::new(f)));
+        drop(s);
+        // The syncer may be idle if `written` was already covered when it last looked.
+        inner.work.notify_one();
     }
 
     /// Appends a v3 block under the id the caller computed (hash and slot).
@@ -596,6 +687,12 @@ impl Log {
     }
 
     fn append(&self, id: &BlockId, body: &[u8]) -> Result<Appended, LogError> {
+        let (appended, durable) = self.append_nowait(id, body)?;
+        self.wait_durable_at(durable)?;
+        Ok(appended)
+    }
+
+    fn append_nowait(&self, id: &BlockId, body: &[u8]) -> Result<(Appended, Durable), LogError> {
         let inner = &*self.inner;
         if inner.poisoned.load(Ordering::Acquire) {
             return Err(LogError::Poisoned);
@@ -604,11 +701,13 @@ impl Log {
         if let Some(found) = self.find(id) {
             drop(w);
             let end = self.record_end(found);
-            self.wait_durable(end)?;
-            return Ok(Appended {
-                location: found.location(),
-                inserted: false,
-            });
+            return Ok((
+                Appended {
+                    location: found.location(),
+                    inserted: false,
+                },
+                Durable(end),
+            ));
         }
         let max = max_body(w.size);
         if body.len() > max {
@@ -657,11 +756,13 @@ impl Log {
             drop(s);
             inner.work.notify_one();
         }
-        self.wait_durable(end)?;
-        Ok(Appended {
-            location: entry.location(),
-            inserted: true,
-        })
+        Ok((
+            Appended {
+                location: entry.location(),
+                inserted: true,
+            },
+            Durable(end),
+        ))
     }
 
     fn find(&self, id: &BlockId) -> Option<Entry> {
@@ -783,8 +884,10 @@ impl Log {
         drop(w);
         let mut s = lock(&inner.sync);
         s.synced = s.synced.max(end);
+        let ready = s.take_ready();
         drop(s);
         inner.done.notify_all();
+        fire(ready, false);
         Ok(())
     }
 
@@ -834,6 +937,18 @@ impl Drop for Log {
             // The syncer flushes what is pending before it exits.
             let _ = handle.join();
         }
+        // Nothing should be left; anyone still waiting learns the log is gone.
+        let mut s = lock(&self.inner.sync);
+        let left = std::mem::take(&mut s.waiters);
+        let synced = s.synced;
+        drop(s);
+        for (end, f) in left {
+            f(if end <= synced {
+                Ok(())
+            } else {
+                Err(LogError::Poisoned)
+            });
+        }
     }
 }
 
@@ -846,8 +961,12 @@ impl Inner {
 
     fn poison(&self) {
         self.poisoned.store(true, Ordering::Release);
-        lock(&self.sync).failed = true;
+        let mut s = lock(&self.sync);
+        s.failed = true;
+        let waiting = s.take_ready();
+        drop(s);
         self.done.notify_all();
+        fire(waiting, true);
     }
 
     /// Seals the active segment and starts the next one. Order: seal frame, fsync, create the
@@ -891,6 +1010,14 @@ impl Inner {
         loop {
             let mut s = lock(&self.sync);
             while s.written <= s.synced && !s.shutdown && !s.failed {
+                if !s.waiters.is_empty() {
+                    // Registered after their position was synced: answer them now.
+                    let ready = s.take_ready();
+                    drop(s);
+                    fire(ready, false);
+                    s = lock(&self.sync);
+                    continue;
+                }
                 s = self.work.wait(s).unwrap_or_else(PoisonError::into_inner);
             }
             if s.failed || (s.shutdown && s.written <= s.synced) {
@@ -910,8 +1037,10 @@ impl Inner {
                 Ok((_, Ok(()))) => {
                     let mut s = lock(&self.sync);
                     s.synced = s.synced.max(target);
+                    let ready = s.take_ready();
                     drop(s);
                     self.done.notify_all();
+                    fire(ready, false);
                 }
                 Ok((seg, Err(e))) => {
                     tracing::error!(path = %seg.path.display(), error = %e, "log fsync failed");

@@ -403,3 +403,52 @@ fn concurrent_appenders_and_readers_see_every_block_once() {
     drop(log);
     assert_eq!(contents(&Log::open(dir.path(), config).unwrap()), all);
 }
+
+#[test]
+fn nowait_appends_report_durability_through_callbacks_in_every_mode() {
+    for durability in [
+        Durability::Group { interval_ms: 2 },
+        Durability::EveryAppend,
+        Durability::Deferred { interval_ms: 1000 },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig::default().with_durability(durability);
+        let log = Log::open(dir.path(), config).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut marks = Vec::new();
+        for i in 0..200u64 {
+            let b = block(i);
+            let (a, mark) = log.append_v2_nowait(&b).unwrap();
+            assert!(a.inserted);
+            // Readable before it is durable.
+            assert_eq!(log.read(a.location).unwrap().bytes(), &b[..]);
+            let tx = tx.clone();
+            log.on_durable(mark, move |r| tx.send((i, r.is_ok())).unwrap());
+            marks.push(mark);
+        }
+        // The same block again: not inserted, the first record's mark.
+        let (again, mark) = log.append_v2_nowait(&block(7)).unwrap();
+        assert!(!again.inserted);
+        assert_eq!(mark, marks[7]);
+        assert_eq!(log.durable_mark(&v2(&block(7))), Some(marks[7]));
+        assert_eq!(log.durable_mark(&v2(&block(9999))), None);
+        let mut seen: Vec<u64> = (0..200)
+            .map(|_| {
+                let (i, ok) = rx
+                    .recv_timeout(std::time::Duration::from_secs(10))
+                    .expect("callback");
+                assert!(ok, "{durability:?}: block {i}");
+                i
+            })
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..200).collect::<Vec<_>>(), "{durability:?}");
+        // Every mark is durable now: waiting returns at once, a late callback runs inline.
+        log.wait_durable_at(marks[199]).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        log.on_durable(marks[0], move |r| tx.send(r.is_ok()).unwrap());
+        assert_eq!(rx.try_recv(), Ok(true), "{durability:?}");
+        drop(log);
+        assert_eq!(Log::open(dir.path(), config).unwrap().len(), 200);
+    }
+}

@@ -72,16 +72,51 @@ pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Resp
     tracing::trace!(len = bytes.len(), auto_parents, "v2 block submitted");
     let bytes = fill_nonce(&state, &engine, bytes).await?;
     // Syntax (strict decoding) is the engine's first check: its error is the same 400.
-    let submitted = tokio::task::spawn_blocking(move || engine.submit_v2(&bytes))
+    // Blocks without heavy checks are stored on this thread; transactions (signatures) and
+    // milestones (confirmation) on the blocking pool.
+    let (submitted, durable) = if is_light(&bytes) {
+        engine.submit_v2_nowait(&bytes)
+    } else {
+        let engine = Arc::clone(&engine);
+        tokio::task::spawn_blocking(move || engine.submit_v2_nowait(&bytes))
+            .await
+            .map_err(ApiError::internal)?
+    }
+    .map_err(submit_error)?;
+    // 201 only once the block survives a crash (group commit: the next fsync).
+    let (done, durable_now) = tokio::sync::oneshot::channel();
+    engine.on_durable(durable, move |result| {
+        let _ = done.send(result);
+    });
+    durable_now
         .await
         .map_err(ApiError::internal)?
-        .map_err(submit_error)?;
+        .map_err(ApiError::internal)?;
     let id = to_hex(&submitted.block_id);
     let location = HeaderValue::from_str(&id).map_err(ApiError::internal)?;
     let mut response = json_response(&SubmitResponse { block_id: id })?;
     *response.status_mut() = StatusCode::CREATED;
     response.headers_mut().insert(header::LOCATION, location);
     Ok(response)
+}
+
+/// Whether a block's checks are cheap enough for the async thread: no payload or tagged
+/// data (read from the wire layout: version, parent count, parents, payload length, type).
+fn is_light(bytes: &[u8]) -> bool {
+    let Some(&parents) = bytes.get(1) else {
+        return true;
+    };
+    let at = 2 + 32 * usize::from(parents);
+    let word = |i: usize| {
+        bytes
+            .get(i..i + 4)
+            .and_then(|w| <[u8; 4]>::try_from(w).ok())
+            .map(u32::from_le_bytes)
+    };
+    match word(at) {
+        Some(0) | None => true,
+        Some(_) => word(at + 4) == Some(ledger_codec::stardust::TaggedData::KIND),
+    }
 }
 
 /// The HTTP error for a refused submit.

@@ -252,6 +252,16 @@ impl TestNode {
         reply(request.send(body))
     }
 
+    /// `POST path` like [`TestNode::post`], `None` when the connection fails (a node being
+    /// killed).
+    pub fn try_post(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Option<Reply> {
+        let mut request = self.agent.post(&self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        try_reply(request.send(body)).ok()
+    }
+
     /// `POST path` with a body sent chunked (no `Content-Length`) and extra headers.
     pub fn post_chunked(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         let mut request = self.agent.post(&self.url(path));
@@ -278,6 +288,24 @@ impl TestNode {
         self.child.wait().expect("wait for ledger-node")
     }
 
+    /// Kills the process with SIGKILL (no flush, no shutdown) and returns its directory for a
+    /// restart with [`TestNode::start_in`].
+    pub fn kill_9(mut self) -> tempfile::TempDir {
+        self.send_kill_9();
+        self.child.wait().expect("wait for ledger-node");
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// Sends SIGKILL without waiting (other threads may still be talking to the node).
+    pub fn send_kill_9(&self) {
+        let status = Command::new("kill")
+            .arg("-KILL")
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -KILL failed");
+    }
+
     /// Sends SIGINT and waits for the exit status.
     pub fn interrupt(&mut self) -> ExitStatus {
         self.signal("INT");
@@ -302,7 +330,13 @@ impl Drop for TestNode {
 }
 
 fn reply(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply {
-    let mut response = result.expect("HTTP request");
+    try_reply(result).unwrap_or_else(|e| panic!("HTTP request: {e}"))
+}
+
+fn try_reply(
+    result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<Reply, String> {
+    let mut response = result.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
     let headers: Vec<(String, String)> = response
         .headers()
@@ -323,11 +357,11 @@ fn reply(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply
         .body_mut()
         .as_reader()
         .read_to_end(&mut body)
-        .expect("read body");
-    Reply {
+        .map_err(|e| e.to_string())?;
+    Ok(Reply {
         status,
         content_type,
         headers,
         body,
-    }
+    })
 }
