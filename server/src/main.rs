@@ -2,6 +2,11 @@
 
 use std::{process::ExitCode, time::Duration};
 
+/// mimalloc: per-thread free lists suit the many short-lived request allocations (measured in
+/// BENCHMARKS.md against the system allocator).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use ledger_codec::stardust::ProtocolParameters;
 use ledger_server::{
