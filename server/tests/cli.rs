@@ -10,6 +10,9 @@ const RUN_FLAGS: &[&str] = &[
     "--api-bind",
     "--coordinator-interval",
     "--no-coordinator",
+    "--coordinator-key",
+    "--coordinator-public-keys",
+    "--milestone-threshold",
     "--pow-workers",
     "--no-pow",
     "--v3-protocol-parameters",
@@ -137,4 +140,20 @@ fn secret_is_created_in_the_data_dir_on_first_start() {
     let _token = node.jwt();
     let again = std::fs::read_to_string(node.data_dir().join("jwt-secret")).expect("secret");
     assert_eq!(secret, again);
+}
+
+#[test]
+fn a_second_node_on_the_same_data_dir_is_refused() {
+    let node = TestNode::start();
+    let data = node.data_dir();
+    let (status, _out, err) = common::run_cli(&[
+        "run",
+        "--api-bind=127.0.0.1:0",
+        "--data-dir",
+        data.to_str().expect("utf-8"),
+    ]);
+    assert!(!status.success(), "second node started");
+    assert!(err.contains("in use by another process"), "{err}");
+    // The first node is unharmed.
+    assert_eq!(node.get("/health").status, 200);
 }

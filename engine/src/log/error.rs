@@ -59,6 +59,12 @@ pub enum LogError {
     /// unknown; reopening rescans the files and recovers a consistent state.
     #[error("log is poisoned by an earlier fsync failure; reopen it")]
     Poisoned,
+    /// Another process (or another open log in this one) holds the directory's lock file.
+    #[error("{} is locked: the log is in use by another process (stop it first)", path.display())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
 }
 
 impl LogError {

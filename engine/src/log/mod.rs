@@ -329,6 +329,9 @@ struct Inner {
     done: Condvar,
     poisoned: AtomicBool,
     recovery: Recovery,
+    /// The directory's `LOCK` file, locked exclusively while the log is open (released by
+    /// the OS when the process dies).
+    _lock: fs::File,
 }
 
 /// The append head; its mutex serializes appends.
@@ -391,6 +394,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a log lock leaves plain data behind; the log's invariants are
     // restored by the next open anyway.
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes the exclusive lock on `dir/LOCK` (created if missing), or [`LogError::Locked`].
+fn lock_dir(dir: &Path) -> Result<fs::File, LogError> {
+    let path = dir.join("LOCK");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| LogError::io("open", &path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(LogError::Locked { path }),
+        Err(fs::TryLockError::Error(e)) => Err(LogError::io("lock", &path, e)),
+    }
 }
 
 /// Largest body a segment of `size` bytes can hold, for the longest id.
@@ -475,6 +494,7 @@ impl Log {
             return Err(LogError::Config("segment size below 4096 bytes"));
         }
         fs::create_dir_all(&dir).map_err(|e| LogError::io("create directory", &dir, e))?;
+        let lock = lock_dir(&dir)?;
         let mut numbers = Vec::new();
         for entry in fs::read_dir(&dir).map_err(|e| LogError::io("list", &dir, e))? {
             let entry = entry.map_err(|e| LogError::io("list", &dir, e))?;
@@ -590,6 +610,7 @@ impl Log {
             done: Condvar::new(),
             poisoned: AtomicBool::new(false),
             recovery,
+            _lock: lock,
         });
         let syncer_dir = inner.dir.clone();
         let syncer = match config.durability {

@@ -452,3 +452,19 @@ fn nowait_appends_report_durability_through_callbacks_in_every_mode() {
         assert_eq!(Log::open(dir.path(), config).unwrap().len(), 200);
     }
 }
+
+#[test]
+fn a_second_open_of_the_same_directory_is_refused_until_the_first_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    log.append_v2(&block(1)).unwrap();
+    match Log::open(dir.path(), FAST) {
+        Err(LogError::Locked { path }) => assert_eq!(path, dir.path().join("LOCK")),
+        other => panic!("second open: {:?}", other.map(|l| l.len())),
+    }
+    // The refused open changed nothing.
+    assert_eq!(log.len(), 1);
+    drop(log);
+    let again = Log::open(dir.path(), FAST).unwrap();
+    assert_eq!(again.len(), 1);
+}
