@@ -65,7 +65,7 @@ pub fn decode(trits: &[Trit]) -> Result<Vec<u8>> {
         let b = i8::try_from(v).map_err(|_| Error::invalid("b1t6: invalid trits"))?;
         out.push(b as u8);
     }
-    if trits.len() % TRITS_PER_BYTE != 0 {
+    if !trits.len().is_multiple_of(TRITS_PER_BYTE) {
         return Err(Error::invalid("b1t6: invalid length"));
     }
     Ok(out)

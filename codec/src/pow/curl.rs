@@ -45,7 +45,7 @@ impl CurlP81 {
     /// Absorbs trits: a multiple of 243, each −1, 0 or 1. Each block overwrites
     /// `state[0..243]` and transforms.
     pub fn absorb(&mut self, trits: &[Trit]) -> Result<()> {
-        if trits.len() % HASH_LEN != 0 {
+        if !trits.len().is_multiple_of(HASH_LEN) {
             return Err(Error::invalid("Curl input is not a multiple of 243 trits"));
         }
         if trits.iter().any(|t| !(-1..=1).contains(t)) {
@@ -62,7 +62,7 @@ impl CurlP81 {
     /// Squeezes a multiple of 243 trits into `out`; the state is transformed
     /// before every block but the first after an absorb.
     pub fn squeeze(&mut self, out: &mut [Trit]) -> Result<()> {
-        if out.len() % HASH_LEN != 0 {
+        if !out.len().is_multiple_of(HASH_LEN) {
             return Err(Error::invalid("Curl output is not a multiple of 243 trits"));
         }
         for chunk in out.chunks_exact_mut(HASH_LEN) {

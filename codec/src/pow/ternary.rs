@@ -67,7 +67,7 @@ pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>> {
 
 /// Encodes trits as a tryte string; the length must be a multiple of 3 and every trit valid.
 pub fn trits_to_trytes(trits: &[Trit]) -> Result<String> {
-    if trits.len() % 3 != 0 {
+    if !trits.len().is_multiple_of(3) {
         return Err(Error::invalid("trit count is not a multiple of 3"));
     }
     let mut out = String::with_capacity(trits.len() / 3);
