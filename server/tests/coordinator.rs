@@ -210,7 +210,7 @@ fn info_metrics_report_block_rates() {
             &node,
             &json!({"protocolVersion": 2, "payload": tagged_data(b"rate", &i.to_le_bytes())}),
         );
-        if i % 5 == 0 {
+        if i.is_multiple_of(5) {
             node.issue_milestone();
         }
         let metrics = node.get("/api/core/v2/info").json()["metrics"].clone();

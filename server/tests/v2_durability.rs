@@ -24,7 +24,7 @@ use ledger_codec::stardust::Payload;
 fn submission(client: u32, i: u32) -> (&'static str, Vec<u8>) {
     let tag = format!("kill-{client}-{i}");
     let payload = tagged_data(tag.as_bytes(), b"durable");
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         let block = json!({"protocolVersion": 2, "payload": payload});
         (JSON_CT, block.to_string().into_bytes())
     } else {
