@@ -298,10 +298,9 @@ impl<'de> Deserialize<'de> for U256 {
 /// Serde helpers for enums tagged by a numeric `"type"` field.
 pub mod tagged {
     use super::*;
-    use serde::de::DeserializeOwned;
 
     #[derive(Serialize)]
-    struct Tagged<'t, T: Serialize> {
+    struct WithType<'t, T: Serialize> {
         #[serde(rename = "type")]
         ty: u32,
         #[serde(flatten)]
@@ -314,28 +313,227 @@ pub mod tagged {
         ty: u32,
         inner: &T,
     ) -> Result<S::Ok, S::Error> {
-        Tagged { ty, inner }.serialize(s)
+        WithType { ty, inner }.serialize(s)
     }
 
-    /// Reads an object and splits off its numeric `"type"`.
-    pub fn split<'de, D: Deserializer<'de>>(d: D) -> Result<(u32, serde_json::Value), D::Error> {
+    /// A type whose JSON is an object with a numeric `"type"` that selects how the other
+    /// fields are read. Implement [`Tagged::from_rest`] and derive `Deserialize` with
+    /// [`deserialize_tagged!`](crate::types::tagged::deserialize_tagged).
+    pub trait Tagged<'de>: Sized {
+        /// Reads the object's other fields (`rest`, without `"type"`) for type `ty`.
+        ///
+        /// # Errors
+        /// The deserializer's error for a bad field or an unknown type.
+        fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D)
+            -> std::result::Result<Self, D::Error>;
+    }
+
+    /// Deserializes a [`Tagged`] type. When `"type"` is the object's first key (as every
+    /// serializer of these formats writes it) the other fields stream straight into the
+    /// variant; otherwise the object is buffered once to find the type. Duplicate keys are
+    /// refused either way.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Tagged<'de>>(
+        d: D,
+    ) -> std::result::Result<T, D::Error> {
+        d.deserialize_map(TaggedVisitor(std::marker::PhantomData))
+    }
+
+    /// `impl Deserialize for $t` through [`deserialize`].
+    macro_rules! deserialize_tagged {
+        ($($t:tt)+) => {
+            impl<'de> serde::Deserialize<'de> for $($t)+ {
+                fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    $crate::types::tagged::deserialize(d)
+                }
+            }
+        };
+    }
+    pub(crate) use deserialize_tagged;
+
+    /// The rest of a tagged object read as `T` (inside [`Tagged::from_rest`]).
+    ///
+    /// # Errors
+    /// The deserializer's error.
+    pub fn rest<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        rest: D,
+    ) -> std::result::Result<T, D::Error> {
+        T::deserialize(rest)
+    }
+
+    /// Reads an object into a tree and splits off its numeric `"type"`, for the rare type
+    /// that must look at its other fields to choose (otherwise use [`Tagged`]).
+    ///
+    /// # Errors
+    /// Not an object, or no numeric `type`.
+    pub fn split_value<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<(u32, serde_json::Value), D::Error> {
         let mut v = serde_json::Value::deserialize(d)?;
         let obj = v
             .as_object_mut()
             .ok_or_else(|| D::Error::custom("expected a JSON object"))?;
-        let ty = obj
-            .remove("type")
-            .ok_or_else(|| D::Error::custom("missing field `type`"))?
-            .as_u64()
-            .and_then(|t| u32::try_from(t).ok())
-            .ok_or_else(|| D::Error::custom("field `type` is not a number"))?;
+        let ty = type_number(
+            &obj.remove("type")
+                .ok_or_else(|| D::Error::custom("missing field `type`"))?,
+        )?;
         Ok((ty, v))
     }
 
-    /// Deserializes the rest of a tagged object as `T`.
-    pub fn rest<'de, D: Deserializer<'de>, T: DeserializeOwned>(
-        v: serde_json::Value,
-    ) -> Result<T, D::Error> {
-        serde_json::from_value(v).map_err(D::Error::custom)
+    /// A `T` whose JSON must carry `"type": N`.
+    struct Fixed<T, const N: u32>(T);
+
+    impl<'de, T: Deserialize<'de>, const N: u32> Tagged<'de> for Fixed<T, N> {
+        fn from_rest<D: Deserializer<'de>>(
+            ty: u32,
+            rest: D,
+        ) -> std::result::Result<Self, D::Error> {
+            if ty != N {
+                return Err(D::Error::custom(format!(
+                    "type {ty} where type {N} is required"
+                )));
+            }
+            T::deserialize(rest).map(Fixed)
+        }
+    }
+
+    /// Deserializes a `T` whose JSON carries the fixed type `N`.
+    ///
+    /// # Errors
+    /// Another type, or the deserializer's error.
+    pub fn deserialize_fixed<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: u32>(
+        d: D,
+    ) -> std::result::Result<T, D::Error> {
+        deserialize::<D, Fixed<T, N>>(d).map(|f| f.0)
+    }
+
+    /// A key of a tagged object: `"type"` or another.
+    enum Key {
+        Type,
+        Other(String),
+    }
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            struct V;
+            impl serde::de::Visitor<'_> for V {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a field name")
+                }
+                fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Key, E> {
+                    Ok(if v == "type" {
+                        Key::Type
+                    } else {
+                        Key::Other(v.to_owned())
+                    })
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    fn type_number<E: serde::de::Error>(v: &serde_json::Value) -> std::result::Result<u32, E> {
+        v.as_u64()
+            .and_then(|t| u32::try_from(t).ok())
+            .ok_or_else(|| E::custom("field `type` is not a number"))
+    }
+
+    struct TaggedVisitor<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Tagged<'de>> serde::de::Visitor<'de> for TaggedVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object with a numeric `type`")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<T, A::Error> {
+            match map.next_key::<Key>()? {
+                None => Err(A::Error::custom("missing field `type`")),
+                Some(Key::Type) => {
+                    let ty = type_number(&map.next_value::<serde_json::Value>()?)?;
+                    T::from_rest(ty, serde::de::value::MapAccessDeserializer::new(map))
+                }
+                Some(Key::Other(first)) => {
+                    let mut obj = serde_json::Map::new();
+                    let mut ty = None;
+                    let mut key = Some(Key::Other(first));
+                    while let Some(k) = key {
+                        match k {
+                            Key::Type if ty.is_some() => {
+                                return Err(A::Error::custom("duplicate field `type`"))
+                            }
+                            Key::Type => {
+                                ty = Some(type_number(&map.next_value::<serde_json::Value>()?)?)
+                            }
+                            Key::Other(name) => {
+                                let v: serde_json::Value = map.next_value()?;
+                                if obj.contains_key(&name) {
+                                    return Err(A::Error::custom(format!(
+                                        "duplicate field `{name}`"
+                                    )));
+                                }
+                                obj.insert(name, v);
+                            }
+                        }
+                        key = map.next_key::<Key>()?;
+                    }
+                    let ty = ty.ok_or_else(|| A::Error::custom("missing field `type`"))?;
+                    T::from_rest(ty, serde_json::Value::Object(obj)).map_err(A::Error::custom)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::stardust::{Block, Output};
+
+    const OUTPUT: &str = r#"{"type":3,"amount":"1000","unlockConditions":[{"type":0,"address":{"type":0,"pubKeyHash":"0x1111111111111111111111111111111111111111111111111111111111111111"}}]}"#;
+
+    #[test]
+    fn type_anywhere_in_the_object_gives_the_same_value() {
+        let first: Output<'static> = serde_json::from_str(OUTPUT).unwrap();
+        let moved = r#"{"amount":"1000","unlockConditions":[{"address":{"pubKeyHash":"0x1111111111111111111111111111111111111111111111111111111111111111","type":0},"type":0}],"type":3}"#;
+        let last: Output<'static> = serde_json::from_str(moved).unwrap();
+        assert_eq!(first, last);
+        // Through a Value (buffered path all the way down) too.
+        let value: serde_json::Value = serde_json::from_str(moved).unwrap();
+        assert_eq!(serde_json::from_value::<Output<'static>>(value).unwrap(), first);
+    }
+
+    #[test]
+    fn duplicate_missing_and_bad_types_are_refused() {
+        let cases = [
+            (r#"{"type":3,"type":3,"amount":"1"}"#, "type"),
+            (r#"{"amount":"1","type":3,"type":3}"#, "duplicate field `type`"),
+            (r#"{"amount":"1","amount":"2","type":3}"#, "duplicate field `amount`"),
+            (r#"{"type":3,"amount":"1","amount":"2","unlockConditions":[]}"#, "duplicate field"),
+            (r#"{"amount":"1"}"#, "missing field `type`"),
+            (r#"{}"#, "missing field `type`"),
+            (r#"{"type":"3","amount":"1"}"#, "not a number"),
+            (r#"{"type":99,"amount":"1"}"#, "unknown output type 99"),
+            (r#"[3]"#, "expected a JSON object"),
+        ];
+        for (json, needle) in cases {
+            let err = serde_json::from_str::<Output<'static>>(json)
+                .expect_err(json)
+                .to_string();
+            assert!(err.contains(needle), "{json}: {err}");
+        }
+        // An unknown field after the type is still refused.
+        let extra = OUTPUT.replacen("\"amount\"", "\"bogus\":1,\"amount\"", 1);
+        let err = serde_json::from_str::<Output<'static>>(&extra).unwrap_err();
+        assert!(err.to_string().contains("bogus"), "{err}");
+        // Blocks decode through the streaming path from a string.
+        let block = format!(
+            r#"{{"protocolVersion":2,"parents":["0x{}"],"payload":{{"type":5,"tag":"0x01"}},"nonce":"0"}}"#,
+            "00".repeat(32)
+        );
+        assert!(Block::from_json_str(&block).is_ok());
     }
 }

@@ -161,9 +161,10 @@ macro_rules! tagged_enum {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name<'_> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let (ty, rest) = $crate::types::tagged::split(d)?;
+        $crate::types::tagged::deserialize_tagged!($name<'_>);
+
+        impl<'de> $crate::types::tagged::Tagged<'de> for $name<'_> {
+            fn from_rest<D: serde::Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
                 Ok(match ty {
                     $($ty => Self::$var($crate::types::tagged::rest::<D, _>(rest)?),)+
                     t => {

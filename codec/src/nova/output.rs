@@ -793,9 +793,10 @@ impl Serialize for TokenScheme {
     }
 }
 
-impl<'de> Deserialize<'de> for TokenScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = crate::types::tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(TokenScheme);
+
+impl<'de> crate::types::tagged::Tagged<'de> for TokenScheme {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         match ty {
             0 => Ok(Self::Simple(crate::types::tagged::rest::<D, _>(rest)?)),
             t => Err(D::Error::custom(format!("unknown token scheme type {t}"))),

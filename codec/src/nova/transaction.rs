@@ -222,19 +222,26 @@ impl Serialize for ContextInput<'_> {
     }
 }
 
+/// A context input's fields (after `split_value`) as `T`.
+fn from_value<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    v: serde_json::Value,
+) -> Result<T, D::Error> {
+    serde_json::from_value(v).map_err(D::Error::custom)
+}
+
 impl<'de> Deserialize<'de> for ContextInput<'_> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::types::tagged::{rest, split};
-        let (ty, v) = split(d)?;
+        use crate::types::tagged::split_value;
+        let (ty, v) = split_value(d)?;
         Ok(match ty {
-            0 => Self::Commitment(rest::<D, _>(v)?),
+            0 => Self::Commitment(from_value::<D, _>(v)?),
             // decisions.md: our contract's `{"type":1,"commitmentId":…}` (no
             // accountId) is a commitment input too.
             1 if v.get("commitmentId").is_some() && v.get("accountId").is_none() => {
-                Self::Commitment(rest::<D, _>(v)?)
+                Self::Commitment(from_value::<D, _>(v)?)
             }
-            1 => Self::BlockIssuanceCredit(rest::<D, _>(v)?),
-            2 => Self::Reward(rest::<D, _>(v)?),
+            1 => Self::BlockIssuanceCredit(from_value::<D, _>(v)?),
+            2 => Self::Reward(from_value::<D, _>(v)?),
             t => return Err(D::Error::custom(format!("unknown context input type {t}"))),
         })
     }

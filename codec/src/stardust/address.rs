@@ -143,9 +143,10 @@ impl Serialize for Address<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for Address<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(Address<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for Address<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             0 => Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash),
             8 => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),

@@ -80,9 +80,10 @@ impl Serialize for UtxoInput {
     }
 }
 
-impl<'de> Deserialize<'de> for UtxoInput {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(UtxoInput);
+
+impl<'de> crate::types::tagged::Tagged<'de> for UtxoInput {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         if ty != 0 {
             return Err(serde::de::Error::custom(format!(
                 "input type {ty} where a UTXO input (0) is required"

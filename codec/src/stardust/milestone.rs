@@ -298,9 +298,10 @@ impl Serialize for MilestoneOption<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for MilestoneOption<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(MilestoneOption<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for MilestoneOption<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             0 => Self::Receipt(tagged::rest::<D, Receipt<'static>>(rest)?),
             1 => Self::ProtocolParams(tagged::rest::<D, ProtocolParamsOption<'static>>(rest)?),

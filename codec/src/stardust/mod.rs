@@ -76,14 +76,7 @@ macro_rules! typed_serde {
             pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
                 d: D,
             ) -> Result<T, D::Error> {
-                let (ty, rest) = crate::types::tagged::split(d)?;
-                if ty != $ty {
-                    return Err(serde::de::Error::custom(format!(
-                        "type {ty} where type {} is required",
-                        $ty
-                    )));
-                }
-                crate::types::tagged::rest::<D, T>(rest)
+                crate::types::tagged::deserialize_fixed::<D, T, $ty>(d)
             }
         }
 
@@ -133,16 +126,17 @@ macro_rules! typed_struct_serde {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $ty<'_> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let (ty, rest) = crate::types::tagged::split(d)?;
+        crate::types::tagged::deserialize_tagged!($ty<'_>);
+
+        impl<'de> crate::types::tagged::Tagged<'de> for $ty<'_> {
+            fn from_rest<D: serde::Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
                 if ty != $n {
                     return Err(serde::de::Error::custom(format!(
                         "type {ty} where type {} is required",
                         $n
                     )));
                 }
-                $ty::deserialize(rest).map_err(serde::de::Error::custom)
+                $ty::deserialize(rest)
             }
         }
     };

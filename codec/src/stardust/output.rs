@@ -168,9 +168,10 @@ impl Serialize for TokenScheme {
     }
 }
 
-impl<'de> Deserialize<'de> for TokenScheme {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(TokenScheme);
+
+impl<'de> crate::types::tagged::Tagged<'de> for TokenScheme {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         match ty {
             0 => Ok(Self::Simple(tagged::rest::<D, SimpleTokenScheme>(rest)?)),
             t => Err(serde::de::Error::custom(format!(
@@ -395,9 +396,10 @@ impl Serialize for UnlockCondition<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for UnlockCondition<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(UnlockCondition<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for UnlockCondition<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             0 => Self::Address(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
             1 => {
@@ -527,9 +529,10 @@ impl Serialize for Feature<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for Feature<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(Feature<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for Feature<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             0 => Self::Sender(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
             1 => Self::Issuer(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
@@ -1117,9 +1120,10 @@ impl Serialize for Output<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for Output<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(Output<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for Output<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             2 => Self::Treasury(tagged::rest::<D, TreasuryOutput>(rest)?),
             3 => Self::Basic(tagged::rest::<D, BasicOutput<'static>>(rest)?),

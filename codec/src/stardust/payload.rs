@@ -526,9 +526,10 @@ impl Serialize for Payload<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for Payload<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(Payload<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for Payload<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             5 => Self::TaggedData(tagged::rest::<D, TaggedData<'static>>(rest)?),
             6 => Self::Transaction(tagged::rest::<D, Transaction<'static>>(rest)?),

@@ -106,9 +106,10 @@ impl Serialize for Ed25519Signature {
     }
 }
 
-impl<'de> Deserialize<'de> for Ed25519Signature {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(Ed25519Signature);
+
+impl<'de> crate::types::tagged::Tagged<'de> for Ed25519Signature {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         if ty != 0 {
             return Err(serde::de::Error::custom(format!(
                 "unknown signature type {ty}"
@@ -265,9 +266,10 @@ impl Serialize for Unlock<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for Unlock<'_> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (ty, rest) = tagged::split(d)?;
+crate::types::tagged::deserialize_tagged!(Unlock<'_>);
+
+impl<'de> crate::types::tagged::Tagged<'de> for Unlock<'_> {
+    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
             0 => Self::Signature(Cow::Owned(
                 tagged::rest::<D, SigUnlockJson>(rest)?.signature,
