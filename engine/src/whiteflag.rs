@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use ledger_codec::ed25519::{verify_batch, Item};
+use ledger_codec::ed25519::{verify_batch_chunked, Item};
 use ledger_codec::stardust::{
     merkle_root, Block, Output, Payload, ProtocolParameters, Transaction, Unlock,
 };
@@ -110,6 +110,89 @@ pub fn output_bytes<'a>(log: &'a Log, genesis_blob: &'a [u8], loc: BytesLoc) -> 
     base.get(loc.offset as usize..(loc.offset as usize).checked_add(loc.len as usize)?)
 }
 
+/// Transaction blocks gathered on arrival before their signatures are
+/// verified together (one parallel batch; the submit that fills it waits).
+pub const ARRIVAL_BATCH: usize = 256;
+
+/// Largest batch equation on the confirmation path. Larger chunks are
+/// cheaper per signature (Pippenger), but a chunk holding an invalid
+/// signature is re-checked one signature at a time.
+const CONE_CHUNK_MAX: usize = 512;
+
+/// Chunk length for `n` signatures of a cone: a few chunks per thread,
+/// between the library's default and [`CONE_CHUNK_MAX`].
+fn cone_chunk(n: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    n.div_ceil(4 * threads)
+        .clamp(ledger_codec::ed25519::CHUNK_SIZE, CONE_CHUNK_MAX)
+}
+
+/// Whether `mask` (a signature verdict mask) holds a valid signature for unlock `i`.
+fn mask_ok(mask: u128, i: usize) -> bool {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| mask.checked_shr(i))
+        .is_some_and(|m| m & 1 == 1)
+}
+
+/// Verifies every Signature Unlock of `txs` over its essence signing hash
+/// (ZIP-215; batched and parallel, a failed batch re-checked one by one):
+/// one mask per transaction, bit i set when unlock i holds a valid signature.
+fn signature_masks(txs: &[&Transaction<'_>], chunk: fn(usize) -> usize) -> Vec<u128> {
+    let hashes: Vec<[u8; 32]> = txs.par_iter().map(|tx| tx.essence.signing_hash()).collect();
+    let mut items = Vec::new();
+    let mut owners = Vec::new();
+    for (ti, (tx, h)) in txs.iter().zip(&hashes).enumerate() {
+        for (ui, u) in tx.unlocks.iter().enumerate() {
+            if let Unlock::Signature(s) = u {
+                items.push(Item::new(&s.public_key, h, &s.signature));
+                owners.push((ti, ui));
+            }
+        }
+    }
+    let verdicts = verify_batch_chunked(&items, chunk(items.len()));
+    let mut masks = vec![0u128; txs.len()];
+    for ((ti, ui), ok) in owners.into_iter().zip(verdicts) {
+        let bit = u32::try_from(ui).ok().and_then(|u| 1u128.checked_shl(u));
+        if let (true, Some(bit), Some(m)) = (ok, bit, masks.get_mut(ti)) {
+            *m |= bit;
+        }
+    }
+    masks
+}
+
+/// Verifies the signatures of transaction blocks that just arrived (`(block
+/// id, log record)`), for [`Tangle::set_signature_verdicts`]. Blocks that
+/// cannot be read or carry no transaction are left out; white-flag verifies
+/// whatever has no cached verdict.
+pub fn verify_arrived(log: &Log, arrived: &[(BlockId, u64)]) -> Vec<(BlockId, u128)> {
+    let blocks: Vec<(BlockId, Block<'_>)> = arrived
+        .iter()
+        .filter_map(|(id, record)| {
+            let rec = log.read(Location::from_u64(*record))?;
+            Some((*id, Block::decode(rec.bytes()).ok()?))
+        })
+        .collect();
+    let (ids, txs): (Vec<BlockId>, Vec<&Transaction<'_>>) = blocks
+        .iter()
+        .filter_map(|(id, b)| match &b.payload {
+            Some(Payload::Transaction(tx)) => Some((*id, tx)),
+            _ => None,
+        })
+        .unzip();
+    let default_chunk: fn(usize) -> usize = |_| ledger_codec::ed25519::CHUNK_SIZE;
+    ids.into_iter()
+        .zip(signature_masks(&txs, default_chunk))
+        .collect()
+}
+
+/// True when `block` carries a transaction with a Signature Unlock (worth
+/// verifying on arrival).
+pub fn has_signatures(block: &Block<'_>) -> bool {
+    matches!(&block.payload, Some(Payload::Transaction(tx))
+        if tx.unlocks.iter().any(|u| matches!(u, Unlock::Signature(_))))
+}
+
 /// Runs white-flag over the unreferenced past cone of `parents`.
 ///
 /// # Errors
@@ -151,30 +234,29 @@ pub fn compute(
         });
     }
 
-    // All signatures of the cone, verified in parallel batches up front.
-    let hashes: Vec<Option<[u8; 32]>> = blocks
-        .par_iter()
-        .map(|b| match &b.block.payload {
-            Some(Payload::Transaction(tx)) => Some(tx.essence.signing_hash()),
-            _ => None,
-        })
-        .collect();
-    let mut items = Vec::new();
-    let mut owners = Vec::new();
-    for (bi, b) in blocks.iter().enumerate() {
-        if let (Some(Payload::Transaction(tx)), Some(h)) = (&b.block.payload, &hashes[bi]) {
-            for (ui, u) in tx.unlocks.iter().enumerate() {
-                if let Unlock::Signature(s) = u {
-                    items.push(Item::new(&s.public_key, h, &s.signature));
-                    owners.push((bi, ui));
+    // Signature verdicts: cached on arrival where present, the rest
+    // verified here in parallel batches.
+    let mut sig_masks: Vec<u128> = vec![0; blocks.len()];
+    let mut cold_at = Vec::new();
+    let mut cold_txs: Vec<&Transaction<'_>> = Vec::new();
+    for (bi, (b, mask)) in blocks.iter().zip(sig_masks.iter_mut()).enumerate() {
+        if let Some(Payload::Transaction(tx)) = &b.block.payload {
+            match tangle.signature_verdicts(&b.block_id) {
+                Some(m) => *mask = m,
+                None => {
+                    cold_at.push(bi);
+                    cold_txs.push(tx);
                 }
             }
         }
     }
-    let verdicts = verify_batch(&items);
-    let mut sig_ok: HashMap<(usize, usize), bool> = HashMap::with_capacity(owners.len());
-    for (k, v) in owners.into_iter().zip(verdicts) {
-        sig_ok.insert(k, v);
+    for (bi, m) in cold_at
+        .into_iter()
+        .zip(signature_masks(&cold_txs, cone_chunk))
+    {
+        if let Some(mask) = sig_masks.get_mut(bi) {
+            *mask = m;
+        }
     }
 
     let mut out = Confirmation::default();
@@ -233,7 +315,8 @@ pub fn compute(
         let verdict = match conflict {
             Some(c) => Err(c),
             None => {
-                let ok = |ui: usize| sig_ok.get(&(bi, ui)).copied().unwrap_or(false);
+                let mask = sig_masks.get(bi).copied().unwrap_or(0);
+                let ok = |ui: usize| mask_ok(mask, ui);
                 semantic::validate_transaction(tx, &tx_id, &inputs, &ctx, &ok)
             }
         };
