@@ -6,7 +6,8 @@
 //! Computing a confirmation changes nothing; the caller applies the result
 //! atomically (ledger, rich list, tangle metadata) once it is accepted.
 
-use std::collections::{HashMap, HashSet};
+// foldhash-backed: output ids are hashed for every input and output of the cone.
+use hashbrown::{HashMap as FastMap, HashSet as FastSet};
 
 use rayon::prelude::*;
 
@@ -85,16 +86,17 @@ fn output_offsets(block: &Block<'_>, tx: &Transaction<'_>) -> Vec<(u32, u32)> {
 struct TxBlock<'a> {
     block_id: BlockId,
     record: u64,
-    bytes: &'a [u8],
     block: Block<'a>,
+    // Id of the transaction it carries.
+    tx_id: Option<[u8; 32]>,
 }
 
 /// The id of the transaction a block carries, hashed straight from the
 /// payload bytes inside the block (no re-encoding): protocol version,
 /// parents count, parents, payload length come first, the nonce last.
-fn transaction_id(b: &TxBlock<'_>, tx: &Transaction<'_>) -> [u8; 32] {
-    let start = 1 + 1 + 32 * b.block.parents.len() + 4;
-    match b.bytes.get(start..b.bytes.len().saturating_sub(8)) {
+fn transaction_id(block: &Block<'_>, bytes: &[u8], tx: &Transaction<'_>) -> [u8; 32] {
+    let start = 1 + 1 + 32 * block.parents.len() + 4;
+    match bytes.get(start..bytes.len().saturating_sub(8)) {
         Some(payload) => ledger_codec::hash::blake2b256(payload),
         None => tx.id(),
     }
@@ -214,25 +216,35 @@ pub fn compute(
         ))
     })?;
 
-    // Decode every block of the cone (zero-copy views into the log).
-    let mut blocks: Vec<TxBlock<'_>> = Vec::with_capacity(cone.len());
-    for id in &cone {
-        let meta = tangle
-            .get(id)
-            .ok_or_else(|| EngineError::Inconsistent("cone block without metadata".into()))?;
-        let rec = log.read(Location::from_u64(meta.record)).ok_or_else(|| {
-            EngineError::Inconsistent(format!("block 0x{} missing from the log", hex::encode(id)))
-        })?;
-        let block = Block::decode(rec.bytes()).map_err(|e| {
-            EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(id)))
-        })?;
-        blocks.push(TxBlock {
-            block_id: *id,
-            record: meta.record,
-            bytes: rec.bytes(),
-            block,
-        });
-    }
+    // Decode every block of the cone (zero-copy views into the log) and
+    // hash its transaction id, in parallel.
+    let blocks: Vec<TxBlock<'_>> = cone
+        .par_iter()
+        .map(|id| {
+            let meta = tangle
+                .get(id)
+                .ok_or_else(|| EngineError::Inconsistent("cone block without metadata".into()))?;
+            let rec = log.read(Location::from_u64(meta.record)).ok_or_else(|| {
+                EngineError::Inconsistent(format!(
+                    "block 0x{} missing from the log",
+                    hex::encode(id)
+                ))
+            })?;
+            let block = Block::decode(rec.bytes()).map_err(|e| {
+                EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(id)))
+            })?;
+            let tx_id = match &block.payload {
+                Some(Payload::Transaction(tx)) => Some(transaction_id(&block, rec.bytes(), tx)),
+                _ => None,
+            };
+            Ok(TxBlock {
+                block_id: *id,
+                record: meta.record,
+                block,
+                tx_id,
+            })
+        })
+        .collect::<Result<_, EngineError>>()?;
 
     // Signature verdicts: cached on arrival where present, the rest
     // verified here in parallel batches.
@@ -260,8 +272,9 @@ pub fn compute(
     }
 
     let mut out = Confirmation::default();
-    let mut created: HashMap<OutputId, (Output<'_>, usize)> = HashMap::new();
-    let mut consumed_here: HashSet<OutputId> = HashSet::new();
+    // Outputs created earlier in this milestone, borrowed from their blocks.
+    let mut created: FastMap<OutputId, &Output<'_>> = FastMap::new();
+    let mut consumed_here: FastSet<OutputId> = FastSet::new();
     let mut applied_ids = Vec::new();
     let ctx = semantic::Context {
         milestone_timestamp: timestamp,
@@ -273,7 +286,7 @@ pub fn compute(
             out.referenced.push((b.block_id, Inclusion::NoTransaction));
             continue;
         };
-        let tx_id = transaction_id(b, tx);
+        let tx_id = b.tx_id.unwrap_or_else(|| tx.id());
         debug_assert_eq!(tx_id, tx.id());
         let mut inputs: Vec<(ledger_codec::stardust::OutputId, Output<'_>)> =
             Vec::with_capacity(tx.essence.inputs.len());
@@ -288,8 +301,8 @@ pub fn compute(
                 conflict = Some(ConflictReason::InputSpentInThisMilestone);
                 break;
             }
-            if let Some((o, _)) = created.get(&key) {
-                inputs.push((oid, o.clone()));
+            if let Some(o) = created.get(&key) {
+                inputs.push((oid, (*o).clone()));
                 continue;
             }
             match ledger.get(&key) {
@@ -358,13 +371,13 @@ pub fn compute(
                     len,
                 },
             });
-            created.insert(key, (o.clone(), bi));
+            created.insert(key, o);
         }
         applied_ids.push(b.block_id);
         out.referenced.push((b.block_id, Inclusion::Included));
     }
-    out.inclusion_root = merkle_root(&cone);
-    out.applied_root = merkle_root(&applied_ids);
+    (out.inclusion_root, out.applied_root) =
+        rayon::join(|| merkle_root(&cone), || merkle_root(&applied_ids));
     Ok(out)
 }
 
