@@ -386,6 +386,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn verdict_masks_answer_per_unlock() {
+        assert!(mask_ok(0b101, 0));
+        assert!(!mask_ok(0b101, 1));
+        assert!(mask_ok(0b101, 2));
+        assert!(mask_ok(1 << 127, 127));
+        assert!(!mask_ok(u128::MAX, 128), "no unlock beyond the mask");
+        assert!(!mask_ok(u128::MAX, usize::MAX));
+    }
+
+    #[test]
+    fn cone_chunks_stay_between_the_default_and_the_cap() {
+        assert_eq!(cone_chunk(0), ledger_codec::ed25519::CHUNK_SIZE);
+        assert_eq!(cone_chunk(100), ledger_codec::ed25519::CHUNK_SIZE);
+        assert_eq!(cone_chunk(1_000_000), CONE_CHUNK_MAX);
+    }
+
+    #[test]
     fn output_offsets_point_at_the_outputs() {
         // The real signed transaction of the vectors, wrapped in a block.
         let v: serde_json::Value = serde_json::from_str(
