@@ -376,19 +376,15 @@ mod tests {
         let mut r = RichList::new(0);
         r.credit_genesis(addr(1), 50).unwrap();
         r.credit_genesis(addr(2), 40).unwrap();
-        r.apply_milestone(1, [(addr(1), -50), (addr(3), 50)]).unwrap();
-        r.apply_milestone(2, [(addr(3), -20), (addr(1), 20)]).unwrap();
+        r.apply_milestone(1, [(addr(1), -50), (addr(3), 50)])
+            .unwrap();
+        r.apply_milestone(2, [(addr(3), -20), (addr(1), 20)])
+            .unwrap();
         r.apply_milestone(3, [(addr(2), 5), (addr(2), -5)]).unwrap();
         r.apply_milestone(4, [(addr(4), 45), (addr(2), -40), (addr(3), -5)])
             .unwrap();
-        assert_eq!(
-            r.top(10, 0).unwrap(),
-            vec![(addr(1), 50), (addr(2), 40)]
-        );
-        assert_eq!(
-            r.top(10, 1).unwrap(),
-            vec![(addr(3), 50), (addr(2), 40)]
-        );
+        assert_eq!(r.top(10, 0).unwrap(), vec![(addr(1), 50), (addr(2), 40)]);
+        assert_eq!(r.top(10, 1).unwrap(), vec![(addr(3), 50), (addr(2), 40)]);
         assert_eq!(
             r.top(10, 2).unwrap(),
             vec![(addr(2), 40), (addr(3), 30), (addr(1), 20)]

@@ -114,7 +114,7 @@ pub fn output_bytes<'a>(log: &'a Log, genesis_blob: &'a [u8], loc: BytesLoc) -> 
 
 /// Transaction blocks gathered on arrival before their signatures are
 /// verified together (one parallel batch; the submit that fills it waits).
-pub const ARRIVAL_BATCH: usize = 256;
+pub const ARRIVAL_BATCH: usize = 512;
 
 /// Largest batch equation on the confirmation path. Larger chunks are
 /// cheaper per signature (Pippenger), but a chunk holding an invalid
@@ -126,6 +126,14 @@ const CONE_CHUNK_MAX: usize = 512;
 fn cone_chunk(n: usize) -> usize {
     let threads = rayon::current_num_threads().max(1);
     n.div_ceil(4 * threads)
+        .clamp(ledger_codec::ed25519::CHUNK_SIZE, CONE_CHUNK_MAX)
+}
+
+/// Chunk length for an arrival batch of `n` signatures: one chunk per
+/// thread (the batch is small), within the same bounds.
+fn arrival_chunk(n: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    n.div_ceil(threads)
         .clamp(ledger_codec::ed25519::CHUNK_SIZE, CONE_CHUNK_MAX)
 }
 
@@ -182,9 +190,8 @@ pub fn verify_arrived(log: &Log, arrived: &[(BlockId, u64)]) -> Vec<(BlockId, u1
             _ => None,
         })
         .unzip();
-    let default_chunk: fn(usize) -> usize = |_| ledger_codec::ed25519::CHUNK_SIZE;
     ids.into_iter()
-        .zip(signature_masks(&txs, default_chunk))
+        .zip(signature_masks(&txs, arrival_chunk))
         .collect()
 }
 

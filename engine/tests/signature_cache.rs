@@ -104,7 +104,7 @@ fn transfer(
 }
 
 /// A chain of more than [`ARRIVAL_BATCH`] transaction blocks: a fan-out of
-/// the genesis output, spends of every piece and of their change, a
+/// the genesis output, spends of every piece and of their halves, a
 /// corrupted signature, a key that does not own its input, and a spend of
 /// an output the corrupted transaction would have created.
 fn chain(engine: &Engine) -> Vec<Vec<u8>> {
@@ -132,27 +132,28 @@ fn chain(engine: &Engine) -> Vec<Vec<u8>> {
         ),
         &mut blocks,
     );
-    let mut halves = Vec::new();
+    // Every piece split in two, then every half spent, round after round,
+    // until more than one arrival batch is in flight.
+    let mut frontier: Vec<[u8; 34]> = Vec::new();
     for i in 0..127u16 {
         let input = (output_id(fan, i), basic(piece, me));
-        let halves_of = vec![basic(piece / 2, me), basic(piece / 2, [i as u8; 32])];
-        halves.push(push(
-            transfer(net, tip(&blocks), &input, halves_of, Signer::Valid(&k)),
-            &mut blocks,
-        ));
-    }
-    for tx in &halves {
-        let input = (output_id(*tx, 0), basic(piece / 2, me));
-        push(
-            transfer(
-                net,
-                tip(&blocks),
-                &input,
-                vec![basic(piece / 2, [0xcc; 32])],
-                Signer::Valid(&k),
-            ),
+        let halves = vec![basic(piece / 2, me), basic(piece / 2, me)];
+        let tx = push(
+            transfer(net, tip(&blocks), &input, halves, Signer::Valid(&k)),
             &mut blocks,
         );
+        frontier.extend([output_id(tx, 0), output_id(tx, 1)]);
+    }
+    while blocks.len() <= ARRIVAL_BATCH {
+        for o in std::mem::take(&mut frontier) {
+            let input = (o, basic(piece / 2, me));
+            let next = vec![basic(piece / 2, me)];
+            let tx = push(
+                transfer(net, tip(&blocks), &input, next, Signer::Valid(&k)),
+                &mut blocks,
+            );
+            frontier.push(output_id(tx, 0));
+        }
     }
     let corrupted = push(
         transfer(
