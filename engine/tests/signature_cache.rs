@@ -276,3 +276,35 @@ fn verdicts_arriving_after_confirmation_are_not_kept() {
         assert_eq!(engine.cached_signature_verdicts(&id), None);
     }
 }
+
+#[test]
+fn blocks_replayed_on_reopen_are_verified_at_confirmation() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = {
+        let engine = open(dir.path());
+        let blocks = chain(&engine);
+        for b in &blocks {
+            engine.submit_v2(b).unwrap();
+        }
+        engine.flush_signature_checks();
+        engine.shutdown().unwrap();
+        blocks
+    };
+    let engine = open(dir.path());
+    let ids: Vec<[u8; 32]> = blocks.iter().map(|b| Block::id_of(b)).collect();
+    assert!(ids
+        .iter()
+        .all(|id| engine.cached_signature_verdicts(id).is_none()));
+    engine.issue_milestone().unwrap();
+    let n = ids.len();
+    for (i, id) in ids.iter().enumerate() {
+        let want = if i == n - 3 || i == n - 2 {
+            Inclusion::Conflicting(ConflictReason::InvalidSignature.code())
+        } else if i == n - 1 {
+            Inclusion::Conflicting(ConflictReason::InputNotFound.code())
+        } else {
+            Inclusion::Included
+        };
+        assert_eq!(engine.inclusion(id), Some(want), "block {i}");
+    }
+}
