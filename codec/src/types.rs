@@ -503,16 +503,28 @@ mod tests {
         assert_eq!(first, last);
         // Through a Value (buffered path all the way down) too.
         let value: serde_json::Value = serde_json::from_str(moved).unwrap();
-        assert_eq!(serde_json::from_value::<Output<'static>>(value).unwrap(), first);
+        assert_eq!(
+            serde_json::from_value::<Output<'static>>(value).unwrap(),
+            first
+        );
     }
 
     #[test]
     fn duplicate_missing_and_bad_types_are_refused() {
         let cases = [
             (r#"{"type":3,"type":3,"amount":"1"}"#, "type"),
-            (r#"{"amount":"1","type":3,"type":3}"#, "duplicate field `type`"),
-            (r#"{"amount":"1","amount":"2","type":3}"#, "duplicate field `amount`"),
-            (r#"{"type":3,"amount":"1","amount":"2","unlockConditions":[]}"#, "duplicate field"),
+            (
+                r#"{"amount":"1","type":3,"type":3}"#,
+                "duplicate field `type`",
+            ),
+            (
+                r#"{"amount":"1","amount":"2","type":3}"#,
+                "duplicate field `amount`",
+            ),
+            (
+                r#"{"type":3,"amount":"1","amount":"2","unlockConditions":[]}"#,
+                "duplicate field",
+            ),
             (r#"{"amount":"1"}"#, "missing field `type`"),
             (r#"{}"#, "missing field `type`"),
             (r#"{"type":"3","amount":"1"}"#, "not a number"),

@@ -122,6 +122,8 @@ struct State {
     pending: BTreeMap<u32, BlockId>,
     // Blocks referenced by confirmed milestones since the store was opened.
     referenced: u64,
+    // Submitted transaction blocks whose signatures await the next arrival batch.
+    unverified: Vec<(BlockId, u64)>,
 }
 
 /// The node's state and its operations.
@@ -279,6 +281,7 @@ impl Engine {
                 milestone_ids: HashMap::new(),
                 pending: BTreeMap::new(),
                 referenced: 0,
+                unverified: Vec::new(),
             }),
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
@@ -424,9 +427,21 @@ impl Engine {
         if is_milestone {
             self.log.wait_durable_at(durable).map_err(internal)?;
         }
-        {
+        let arrived = {
             let mut st = self.write();
-            Self::insert_block(&mut st, id, &block, appended.location.to_u64());
+            let record = appended.location.to_u64();
+            let inserted = Self::insert_block(&mut st, id, &block, record);
+            let mut arrived = Vec::new();
+            if inserted && whiteflag::has_signatures(&block) {
+                st.unverified.push((id, record));
+                if st.unverified.len() >= whiteflag::ARRIVAL_BATCH {
+                    arrived = std::mem::take(&mut st.unverified);
+                }
+            }
+            arrived
+        };
+        if !arrived.is_empty() {
+            self.verify_arrived(&arrived);
         }
         if is_milestone {
             self.confirm_pending()
@@ -449,6 +464,46 @@ impl Engine {
         f: impl FnOnce(Result<(), crate::log::LogError>) + Send + 'static,
     ) {
         self.log.on_durable(mark, f);
+    }
+
+    /// Verifies the signatures of arrived transaction blocks (outside the
+    /// state lock) and caches the verdicts for white-flag.
+    fn verify_arrived(&self, arrived: &[(BlockId, u64)]) {
+        // Blocks a milestone referenced meanwhile were verified by white-flag.
+        let arrived: Vec<(BlockId, u64)> = {
+            let st = self.read();
+            arrived
+                .iter()
+                .filter(|(id, _)| st.tangle.get(id).is_some_and(|m| m.referenced_by.is_none()))
+                .copied()
+                .collect()
+        };
+        let verdicts = whiteflag::verify_arrived(&self.log, &arrived);
+        let mut st = self.write();
+        for (id, mask) in verdicts {
+            st.tangle.set_signature_verdicts(&id, mask);
+        }
+    }
+
+    /// Verifies the signatures of the transaction blocks submitted since the
+    /// last arrival batch now, instead of when the batch fills or at confirmation.
+    pub fn flush_signature_checks(&self) {
+        let arrived = std::mem::take(&mut self.write().unverified);
+        self.verify_arrived(&arrived);
+    }
+
+    /// The signature verdicts cached for the unreferenced block `id` (bit i:
+    /// unlock i holds a valid signature), if it was verified on arrival.
+    pub fn cached_signature_verdicts(&self, id: &BlockId) -> Option<u128> {
+        self.read().tangle.signature_verdicts(id)
+    }
+
+    /// Forgets every signature verdict checked on arrival, so the next
+    /// confirmation verifies every signature of its cone (benchmarks, tests).
+    pub fn forget_signature_verdicts(&self) {
+        let mut st = self.write();
+        st.unverified.clear();
+        st.tangle.clear_signature_verdicts();
     }
 
     fn check_block(&self, block: &Block<'_>, bytes: &[u8]) -> Result<(), SubmitError> {

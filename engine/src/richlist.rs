@@ -1,19 +1,25 @@
 //! Rich list: per-address balances over unspent outputs, kept incrementally.
 //!
-//! The current balances live in a hash map plus an ordered set sorted by
-//! (balance descending, address bytes ascending), so the top N at the
-//! current ledger index is a walk over the first N entries of the set.
-//! Each milestone also keeps its per-address balance deltas; the top N at an
-//! older index rewinds only the addresses touched since then and merges
-//! them with the ordered set. The cost depends on N and on the number of
-//! addresses touched after the requested index, never on the number of
-//! outputs or addresses in the ledger.
+//! Addresses get dense ids from an [`AddressDict`]; balances are a column
+//! indexed by id, and an ordered set sorted by (balance descending, address
+//! bytes ascending) gives the top N at the current ledger index as a walk
+//! over its first N entries.
+//!
+//! Each milestone keeps, for every address whose balance it changed, that
+//! address's balance *before* the milestone. The balance at an older index
+//! `at` of an address touched since then is the "before" of the first
+//! milestone after `at` that touched it; every other address still has its
+//! current balance. The top N at `at` is the merge of the current order
+//! (skipping the touched addresses, marked in a bitmap by id) with the best
+//! N of the touched addresses' old balances (a selection, not a sort). No
+//! hashing, and the cost depends on N, on the number of addresses touched
+//! after `at` and on one bit per address for the bitmap, never on the
+//! number of outputs.
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, VecDeque};
 
-// foldhash-backed maps: the keys are 33-byte addresses, hashed on every query.
-use hashbrown::HashMap;
+use crate::utxo::AddressDict;
 
 /// An address as its 33 serialized bytes (type byte + 32-byte id).
 pub type AddressKey = [u8; 33];
@@ -40,25 +46,60 @@ pub enum RichListError {
 #[derive(Debug, Clone)]
 struct MilestoneDelta {
     index: u32,
-    // Net change per address during this milestone (never zero).
-    changes: Vec<(AddressKey, i128)>,
+    // (address id, balance before this milestone) of every address whose
+    // balance the milestone changed, by id.
+    before: Vec<(u32, u64)>,
 }
 
 /// Balances per owning address, at the current and at older ledger indices.
 #[derive(Debug, Clone)]
 pub struct RichList {
-    balances: HashMap<AddressKey, u64>,
-    order: BTreeSet<(Reverse<u64>, AddressKey)>,
+    dict: AddressDict,
+    // Current balance by address id (0: holds nothing).
+    balances: Vec<u64>,
+    // Addresses with a non-zero balance.
+    holders: usize,
+    // (balance descending, address bytes, id) of every non-zero balance.
+    order: BTreeSet<(Reverse<u64>, AddressKey, u32)>,
     history: VecDeque<MilestoneDelta>,
     oldest: u32,
     current: u32,
+}
+
+/// One bit per address id.
+struct Bitmap(Vec<u64>);
+
+impl Bitmap {
+    fn new(bits: usize) -> Self {
+        Self(vec![0; bits.div_ceil(64)])
+    }
+
+    /// Sets bit `i`; true when it was clear.
+    fn insert(&mut self, i: u32) -> bool {
+        let (word, bit) = ((i / 64) as usize, 1u64 << (i % 64));
+        match self.0.get_mut(word) {
+            Some(w) if *w & bit == 0 => {
+                *w |= bit;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn contains(&self, i: u32) -> bool {
+        self.0
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+    }
 }
 
 impl RichList {
     /// An empty list at ledger index `index` (the genesis index).
     pub fn new(index: u32) -> Self {
         Self {
-            balances: HashMap::new(),
+            dict: AddressDict::default(),
+            balances: Vec::new(),
+            holders: 0,
             order: BTreeSet::new(),
             history: VecDeque::new(),
             oldest: index,
@@ -78,17 +119,30 @@ impl RichList {
 
     /// Current balance of `address` (0 when it holds nothing).
     pub fn balance(&self, address: &AddressKey) -> u64 {
-        self.balances.get(address).copied().unwrap_or(0)
+        self.dict
+            .get(address)
+            .and_then(|id| self.balances.get(id as usize))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Number of addresses with a non-zero balance.
     pub fn len(&self) -> usize {
-        self.balances.len()
+        self.holders
     }
 
     /// True when no address holds anything.
     pub fn is_empty(&self) -> bool {
-        self.balances.is_empty()
+        self.holders == 0
+    }
+
+    /// The dense id of `address`, adding it (with balance 0) when new.
+    fn intern(&mut self, address: &AddressKey) -> u32 {
+        let id = self.dict.intern(address);
+        if self.balances.len() < self.dict.len() {
+            self.balances.resize(self.dict.len(), 0);
+        }
+        id
     }
 
     /// Credits genesis outputs at the genesis index (no history is kept for them).
@@ -100,8 +154,14 @@ impl RichList {
         address: AddressKey,
         amount: u64,
     ) -> Result<(), RichListError> {
-        self.adjust(&address, i128::from(amount))
-            .ok_or(RichListError::Inconsistent(self.current))
+        let id = self.intern(&address);
+        let after = self
+            .balances
+            .get(id as usize)
+            .and_then(|b| b.checked_add(amount))
+            .ok_or(RichListError::Inconsistent(self.current))?;
+        self.set(id, after);
+        Ok(())
     }
 
     /// Applies the balance changes of milestone `index` (= current + 1).
@@ -109,7 +169,7 @@ impl RichList {
     ///
     /// # Errors
     /// [`RichListError::Inconsistent`] when an index is skipped or a balance
-    /// would go negative; nothing is changed then.
+    /// would go negative; no balance is changed then.
     pub fn apply_milestone(
         &mut self,
         index: u32,
@@ -118,25 +178,38 @@ impl RichList {
         if Some(index) != self.current.checked_add(1) {
             return Err(RichListError::Inconsistent(index));
         }
-        let mut net: HashMap<AddressKey, i128> = HashMap::new();
-        for (a, d) in changes {
-            *net.entry(a).or_insert(0) += d;
-        }
-        net.retain(|_, d| *d != 0);
-        // Check first so a bad delta changes nothing.
-        for (a, d) in &net {
-            let after = i128::from(self.balance(a)) + d;
-            if after < 0 || after > i128::from(u64::MAX) {
-                return Err(RichListError::Inconsistent(index));
+        let bad = RichListError::Inconsistent(index);
+        let mut net: Vec<(u32, i128)> = changes
+            .into_iter()
+            .map(|(a, d)| (self.intern(&a), d))
+            .collect();
+        net.sort_unstable_by_key(|x| x.0);
+        // Fold runs of one id into its net change; drop zero nets.
+        let mut folded: Vec<(u32, u64, u64)> = Vec::with_capacity(net.len());
+        let mut i = 0;
+        while let Some(&(id, _)) = net.get(i) {
+            let mut d = 0i128;
+            while let Some(&(_, x)) = net.get(i).filter(|x| x.0 == id) {
+                d = d.checked_add(x).ok_or_else(|| bad.clone())?;
+                i += 1;
             }
+            if d == 0 {
+                continue;
+            }
+            let before = self.balances.get(id as usize).copied().unwrap_or(0);
+            // Check first so a bad delta changes nothing.
+            let after = i128::from(before)
+                .checked_add(d)
+                .and_then(|a| u64::try_from(a).ok())
+                .ok_or_else(|| bad.clone())?;
+            folded.push((id, before, after));
         }
-        let mut changes: Vec<(AddressKey, i128)> = net.into_iter().collect();
-        changes.sort_unstable_by_key(|x| x.0);
-        for (a, d) in &changes {
-            // Checked above; cannot fail.
-            let _ = self.adjust(a, *d);
+        let mut before = Vec::with_capacity(folded.len());
+        for (id, b, after) in folded {
+            self.set(id, after);
+            before.push((id, b));
         }
-        self.history.push_back(MilestoneDelta { index, changes });
+        self.history.push_back(MilestoneDelta { index, before });
         self.current = index;
         Ok(())
     }
@@ -150,19 +223,28 @@ impl RichList {
         self.oldest = self.oldest.max(index);
     }
 
-    fn adjust(&mut self, address: &AddressKey, delta: i128) -> Option<()> {
-        let before = self.balance(address);
-        let after = u64::try_from(i128::from(before) + delta).ok()?;
+    /// Sets the balance of `id` (known to the dictionary), keeping the order in step.
+    fn set(&mut self, id: u32, after: u64) {
+        let (Some(slot), Some(address)) = (
+            self.balances.get_mut(id as usize),
+            self.dict.address(id).copied(),
+        ) else {
+            return;
+        };
+        let before = std::mem::replace(slot, after);
         if before != 0 {
-            self.order.remove(&(Reverse(before), *address));
+            self.order.remove(&(Reverse(before), address, id));
+            self.holders -= 1;
         }
-        if after == 0 {
-            self.balances.remove(address);
-        } else {
-            self.balances.insert(*address, after);
-            self.order.insert((Reverse(after), *address));
+        if after != 0 {
+            self.order.insert((Reverse(after), address, id));
+            self.holders += 1;
         }
-        Some(())
+    }
+
+    /// The bytes of a known id (ids come from the dictionary).
+    fn address(&self, id: u32) -> AddressKey {
+        self.dict.address(id).copied().unwrap_or([0; 33])
     }
 
     /// The `n` richest addresses at ledger index `at`, balance descending,
@@ -178,68 +260,56 @@ impl RichList {
                 current: self.current,
             });
         }
-        if at == self.current {
+        if at == self.current || n == 0 {
             return Ok(self
                 .order
                 .iter()
                 .take(n)
-                .map(|(Reverse(b), a)| (*a, *b))
+                .map(|(Reverse(b), a, _)| (*a, *b))
                 .collect());
         }
-        // Rewind the addresses touched after `at`.
-        let touched: usize = self
-            .history
-            .iter()
-            .rev()
-            .take_while(|m| m.index > at)
-            .map(|m| m.changes.len())
-            .sum();
-        let mut past: HashMap<AddressKey, i128> = HashMap::with_capacity(touched);
-        for m in self.history.iter().rev().take_while(|m| m.index > at) {
-            for (a, d) in &m.changes {
-                let e = past
-                    .entry(*a)
-                    .or_insert_with(|| i128::from(self.balance(a)));
-                *e -= d;
+        // Milestones after `at`, oldest first: the first one touching an
+        // address holds that address's balance at `at`.
+        let first = self.history.partition_point(|m| m.index <= at);
+        let mut touched = Bitmap::new(self.balances.len());
+        let mut old: Vec<(u64, u32)> = Vec::new();
+        for m in self.history.range(first..) {
+            for &(id, before) in &m.before {
+                if touched.insert(id) && before != 0 {
+                    old.push((before, id));
+                }
             }
         }
-        let mut rewound: Vec<(Reverse<u64>, AddressKey)> = past
-            .iter()
-            .filter_map(|(a, b)| {
-                u64::try_from(*b)
-                    .ok()
-                    .filter(|b| *b > 0)
-                    .map(|b| (Reverse(b), *a))
-            })
-            .collect();
-        // Only the best `n` of the rewound addresses can make the answer.
-        if rewound.len() > n && n > 0 {
-            rewound.select_nth_unstable(n - 1);
-            rewound.truncate(n);
+        // Only the best `n` of the old balances can make the answer.
+        let rank = |x: &(u64, u32), y: &(u64, u32)| -> Ordering {
+            y.0.cmp(&x.0)
+                .then_with(|| self.address(x.1).cmp(&self.address(y.1)))
+        };
+        if old.len() > n {
+            old.select_nth_unstable_by(n - 1, rank);
+            old.truncate(n);
         }
-        rewound.sort_unstable();
-        let mut out = Vec::with_capacity(n.min(rewound.len() + self.order.len()));
+        old.sort_unstable_by(rank);
+        let mut old = old
+            .iter()
+            .map(|&(b, id)| (Reverse(b), self.address(id)))
+            .peekable();
         let mut current = self
             .order
             .iter()
-            .filter(|(_, a)| !past.contains_key(a))
+            .filter(|(_, _, id)| !touched.contains(*id))
+            .map(|(b, a, _)| (*b, *a))
             .peekable();
-        let mut old = rewound.iter().peekable();
+        let mut out = Vec::with_capacity(n.min(self.holders.saturating_add(old.len())));
         while out.len() < n {
             let next = match (current.peek(), old.peek()) {
-                (Some(c), Some(o)) => {
-                    if *c <= *o {
-                        current.next()
-                    } else {
-                        old.next()
-                    }
-                }
+                (Some(c), Some(o)) if c <= o => current.next(),
+                (_, Some(_)) => old.next(),
                 (Some(_), None) => current.next(),
-                (None, Some(_)) => old.next(),
                 (None, None) => None,
             };
             match next {
-                Some((Reverse(b), a)) => out.push((*a, *b)),
+                Some((Reverse(b), a)) => out.push((a, b)),
                 None => break,
             }
         }
@@ -251,6 +321,7 @@ impl RichList {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::HashMap;
 
     fn addr(i: u8) -> AddressKey {
         let mut a = [0u8; 33];
@@ -300,14 +371,60 @@ mod tests {
         assert!(r.is_empty());
     }
 
+    #[test]
+    fn old_index_uses_the_balance_before_the_first_later_milestone() {
+        let mut r = RichList::new(0);
+        r.credit_genesis(addr(1), 50).unwrap();
+        r.credit_genesis(addr(2), 40).unwrap();
+        r.apply_milestone(1, [(addr(1), -50), (addr(3), 50)])
+            .unwrap();
+        r.apply_milestone(2, [(addr(3), -20), (addr(1), 20)])
+            .unwrap();
+        r.apply_milestone(3, [(addr(2), 5), (addr(2), -5)]).unwrap();
+        r.apply_milestone(4, [(addr(4), 45), (addr(2), -40), (addr(3), -5)])
+            .unwrap();
+        assert_eq!(r.top(10, 0).unwrap(), vec![(addr(1), 50), (addr(2), 40)]);
+        assert_eq!(r.top(10, 1).unwrap(), vec![(addr(3), 50), (addr(2), 40)]);
+        assert_eq!(
+            r.top(10, 2).unwrap(),
+            vec![(addr(2), 40), (addr(3), 30), (addr(1), 20)]
+        );
+        assert_eq!(r.top(10, 3).unwrap(), r.top(10, 2).unwrap());
+        assert_eq!(
+            r.top(10, 4).unwrap(),
+            vec![(addr(4), 45), (addr(3), 25), (addr(1), 20)]
+        );
+        assert_eq!(r.top(2, 2).unwrap(), vec![(addr(2), 40), (addr(3), 30)]);
+        assert_eq!(r.top(0, 2).unwrap(), vec![]);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.balance(&addr(2)), 0);
+    }
+
+    #[test]
+    fn a_rejected_milestone_changes_no_balance() {
+        let mut r = RichList::new(0);
+        r.credit_genesis(addr(1), 10).unwrap();
+        // A new address and a valid credit come before the bad debit.
+        assert_eq!(
+            r.apply_milestone(1, [(addr(7), 3), (addr(1), 5), (addr(2), -1)]),
+            Err(RichListError::Inconsistent(1))
+        );
+        assert_eq!(r.top(10, 0).unwrap(), vec![(addr(1), 10)]);
+        assert_eq!((r.len(), r.ledger_index()), (1, 0));
+        r.apply_milestone(1, [(addr(7), 3)]).unwrap();
+        assert_eq!(r.top(10, 0).unwrap(), vec![(addr(1), 10)]);
+        assert_eq!(r.top(10, 1).unwrap(), vec![(addr(1), 10), (addr(7), 3)]);
+    }
+
     proptest! {
         // Model: a full balance table per index, compared with the index at every step.
         #[test]
         fn matches_a_full_snapshot_model(
-            genesis in proptest::collection::vec((0u8..12, 1u64..1000), 0..10),
+            genesis in proptest::collection::vec((0u8..40, 1u64..8), 0..30),
             milestones in proptest::collection::vec(
-                proptest::collection::vec((0u8..12, -500i64..500), 0..8), 0..12),
-            n in 0usize..15,
+                proptest::collection::vec((0u8..40, -6i64..6), 0..20), 0..16),
+            n in 0usize..45,
+            prune in 0u32..20,
         ) {
             let mut r = RichList::new(0);
             let mut model: Vec<HashMap<AddressKey, u64>> = vec![HashMap::new()];
@@ -329,12 +446,30 @@ mod tests {
                 r.apply_milestone(u32::try_from(i).unwrap() + 1, changes).unwrap();
                 model.push(next);
             }
-            for (at, snapshot) in model.iter().enumerate() {
-                let mut want: Vec<(AddressKey, u64)> = snapshot.iter().map(|(a, b)| (*a, *b)).collect();
-                want.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-                want.truncate(n);
-                prop_assert_eq!(r.top(n, u32::try_from(at).unwrap()).unwrap(), want);
-            }
+            let check = |r: &RichList, from: u32| -> Result<(), TestCaseError> {
+                for (at, snapshot) in model.iter().enumerate() {
+                    let at = u32::try_from(at).unwrap();
+                    if at < from {
+                        prop_assert!(r.top(n, at).is_err());
+                        continue;
+                    }
+                    let mut want: Vec<(AddressKey, u64)> =
+                        snapshot.iter().map(|(a, b)| (*a, *b)).collect();
+                    want.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+                    want.truncate(n);
+                    prop_assert_eq!(r.top(n, at).unwrap(), want, "at {}", at);
+                }
+                let last = model.last().unwrap();
+                prop_assert_eq!(r.len(), last.len());
+                for a in 0..40 {
+                    prop_assert_eq!(r.balance(&addr(a)), last.get(&addr(a)).copied().unwrap_or(0));
+                }
+                Ok(())
+            };
+            check(&r, 0)?;
+            let prune = prune.min(r.ledger_index());
+            r.prune_before(prune);
+            check(&r, prune)?;
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The tangle: block metadata, children, solidification, tips and the
 //! past-cone walk that white-flag confirmation runs over.
 
-use std::collections::{HashMap, HashSet};
+// hashbrown with its default foldhash (randomly seeded): block ids are hashed on every lookup.
+use hashbrown::{HashMap, HashSet};
 
 /// A v2 block id.
 pub type BlockId = [u8; 32];
@@ -115,6 +116,10 @@ pub struct Tangle {
     tips: TipPool,
     cmi: u32,
     scoring: TipScoring,
+    // Ed25519 verdicts of unreferenced blocks' Signature Unlocks, checked on
+    // arrival (bit i set: unlock i holds a valid signature). Not part of the
+    // block metadata: a cache, dropped when the block is referenced.
+    signature_verdicts: HashMap<BlockId, u128>,
 }
 
 impl Tangle {
@@ -375,11 +380,35 @@ impl Tangle {
         Ok(order)
     }
 
+    /// Caches the signature verdicts of the unreferenced block `id` (bit i
+    /// set: unlock i is a Signature Unlock whose signature verifies over the
+    /// essence signing hash). Unknown or referenced blocks are ignored.
+    pub fn set_signature_verdicts(&mut self, id: &BlockId, verdicts: u128) {
+        if self
+            .blocks
+            .get(id)
+            .is_some_and(|m| m.referenced_by.is_none())
+        {
+            self.signature_verdicts.insert(*id, verdicts);
+        }
+    }
+
+    /// The cached signature verdicts of `id`, if it was checked on arrival.
+    pub fn signature_verdicts(&self, id: &BlockId) -> Option<u128> {
+        self.signature_verdicts.get(id).copied()
+    }
+
+    /// Forgets every cached signature verdict (white-flag then verifies all).
+    pub fn clear_signature_verdicts(&mut self) {
+        self.signature_verdicts.clear();
+    }
+
     /// Marks the blocks of a confirmed milestone as referenced, in
     /// white-flag order, with their inclusion states, and moves the CMI.
     pub fn confirm(&mut self, index: u32, referenced: &[(BlockId, Inclusion)]) {
         for (i, (id, inclusion)) in referenced.iter().enumerate() {
             self.tips.remove(id);
+            self.signature_verdicts.remove(id);
             if let Some(m) = self.blocks.get_mut(id) {
                 m.referenced_by = Some(index);
                 m.white_flag_index = u32::try_from(i).ok();
@@ -466,6 +495,25 @@ mod tests {
         t.insert(id(201), picked.clone(), None, None, 0);
         assert_eq!(t.tips().len(), 197);
         assert!(picked.iter().all(|p| !t.tips().contains(p)));
+    }
+
+    #[test]
+    fn signature_verdicts_are_cached_until_the_block_is_referenced() {
+        let mut t = tangle();
+        t.set_signature_verdicts(&id(1), 1);
+        assert_eq!(t.signature_verdicts(&id(1)), None, "unknown block");
+        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.insert(id(2), vec![id(0)], None, None, 0);
+        t.set_signature_verdicts(&id(1), 0b101);
+        t.set_signature_verdicts(&id(2), 0);
+        assert_eq!(t.signature_verdicts(&id(1)), Some(0b101));
+        assert_eq!(t.signature_verdicts(&id(2)), Some(0));
+        t.confirm(1, &[(id(1), Inclusion::Included)]);
+        assert_eq!(t.signature_verdicts(&id(1)), None);
+        t.set_signature_verdicts(&id(1), 1);
+        assert_eq!(t.signature_verdicts(&id(1)), None, "referenced block");
+        t.clear_signature_verdicts();
+        assert_eq!(t.signature_verdicts(&id(2)), None);
     }
 
     #[test]

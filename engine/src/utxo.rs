@@ -12,6 +12,9 @@
 
 use std::collections::HashMap;
 
+// foldhash-backed map for the hot lookups (address and output ids).
+use hashbrown::HashMap as FastMap;
+
 /// Output id: transaction id ‖ u16 LE output index.
 pub type OutputId = [u8; 34];
 /// Serialized address: type byte ‖ 32-byte id.
@@ -36,7 +39,7 @@ impl BytesLoc {
 /// Dense ids for addresses.
 #[derive(Debug, Default, Clone)]
 pub struct AddressDict {
-    ids: HashMap<AddressBytes, u32>,
+    ids: FastMap<AddressBytes, u32>,
     bytes: Vec<AddressBytes>,
 }
 
@@ -152,7 +155,7 @@ const NO_OWNER: u32 = u32::MAX;
 /// The columnar UTXO ledger.
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    rows: HashMap<OutputId, u32>,
+    rows: FastMap<OutputId, u32>,
     output_id: Vec<OutputId>,
     block_id: Vec<[u8; 32]>,
     amount: Vec<u64>,

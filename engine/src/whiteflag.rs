@@ -6,11 +6,12 @@
 //! Computing a confirmation changes nothing; the caller applies the result
 //! atomically (ledger, rich list, tangle metadata) once it is accepted.
 
-use std::collections::{HashMap, HashSet};
+// foldhash-backed: output ids are hashed for every input and output of the cone.
+use hashbrown::{HashMap as FastMap, HashSet as FastSet};
 
 use rayon::prelude::*;
 
-use ledger_codec::ed25519::{verify_batch, Item};
+use ledger_codec::ed25519::{verify_batch_chunked, Item};
 use ledger_codec::stardust::{
     merkle_root, Block, Output, Payload, ProtocolParameters, Transaction, Unlock,
 };
@@ -85,16 +86,17 @@ fn output_offsets(block: &Block<'_>, tx: &Transaction<'_>) -> Vec<(u32, u32)> {
 struct TxBlock<'a> {
     block_id: BlockId,
     record: u64,
-    bytes: &'a [u8],
     block: Block<'a>,
+    // Id of the transaction it carries.
+    tx_id: Option<[u8; 32]>,
 }
 
 /// The id of the transaction a block carries, hashed straight from the
 /// payload bytes inside the block (no re-encoding): protocol version,
 /// parents count, parents, payload length come first, the nonce last.
-fn transaction_id(b: &TxBlock<'_>, tx: &Transaction<'_>) -> [u8; 32] {
-    let start = 1 + 1 + 32 * b.block.parents.len() + 4;
-    match b.bytes.get(start..b.bytes.len().saturating_sub(8)) {
+fn transaction_id(block: &Block<'_>, bytes: &[u8], tx: &Transaction<'_>) -> [u8; 32] {
+    let start = 1 + 1 + 32 * block.parents.len() + 4;
+    match bytes.get(start..bytes.len().saturating_sub(8)) {
         Some(payload) => ledger_codec::hash::blake2b256(payload),
         None => tx.id(),
     }
@@ -108,6 +110,96 @@ pub fn output_bytes<'a>(log: &'a Log, genesis_blob: &'a [u8], loc: BytesLoc) -> 
         log.read(Location::from_u64(loc.record))?.bytes()
     };
     base.get(loc.offset as usize..(loc.offset as usize).checked_add(loc.len as usize)?)
+}
+
+/// Transaction blocks gathered on arrival before their signatures are
+/// verified together (one parallel batch; the submit that fills it waits).
+pub const ARRIVAL_BATCH: usize = 512;
+
+/// Largest batch equation on the confirmation path. Larger chunks are
+/// cheaper per signature (Pippenger), but a chunk holding an invalid
+/// signature is re-checked one signature at a time.
+const CONE_CHUNK_MAX: usize = 512;
+
+/// Chunk length for `n` signatures of a cone: a few chunks per thread,
+/// between the library's default and [`CONE_CHUNK_MAX`].
+fn cone_chunk(n: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    n.div_ceil(4 * threads)
+        .clamp(ledger_codec::ed25519::CHUNK_SIZE, CONE_CHUNK_MAX)
+}
+
+/// Chunk length for an arrival batch of `n` signatures: one chunk per
+/// thread (the batch is small), within the same bounds.
+fn arrival_chunk(n: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    n.div_ceil(threads)
+        .clamp(ledger_codec::ed25519::CHUNK_SIZE, CONE_CHUNK_MAX)
+}
+
+/// Whether `mask` (a signature verdict mask) holds a valid signature for unlock `i`.
+fn mask_ok(mask: u128, i: usize) -> bool {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| mask.checked_shr(i))
+        .is_some_and(|m| m & 1 == 1)
+}
+
+/// Verifies every Signature Unlock of `txs` over its essence signing hash
+/// (ZIP-215; batched and parallel, a failed batch re-checked one by one):
+/// one mask per transaction, bit i set when unlock i holds a valid signature.
+fn signature_masks(txs: &[&Transaction<'_>], chunk: fn(usize) -> usize) -> Vec<u128> {
+    let hashes: Vec<[u8; 32]> = txs.par_iter().map(|tx| tx.essence.signing_hash()).collect();
+    let mut items = Vec::new();
+    let mut owners = Vec::new();
+    for (ti, (tx, h)) in txs.iter().zip(&hashes).enumerate() {
+        for (ui, u) in tx.unlocks.iter().enumerate() {
+            if let Unlock::Signature(s) = u {
+                items.push(Item::new(&s.public_key, h, &s.signature));
+                owners.push((ti, ui));
+            }
+        }
+    }
+    let verdicts = verify_batch_chunked(&items, chunk(items.len()));
+    let mut masks = vec![0u128; txs.len()];
+    for ((ti, ui), ok) in owners.into_iter().zip(verdicts) {
+        let bit = u32::try_from(ui).ok().and_then(|u| 1u128.checked_shl(u));
+        if let (true, Some(bit), Some(m)) = (ok, bit, masks.get_mut(ti)) {
+            *m |= bit;
+        }
+    }
+    masks
+}
+
+/// Verifies the signatures of transaction blocks that just arrived (`(block
+/// id, log record)`), for [`Tangle::set_signature_verdicts`]. Blocks that
+/// cannot be read or carry no transaction are left out; white-flag verifies
+/// whatever has no cached verdict.
+pub fn verify_arrived(log: &Log, arrived: &[(BlockId, u64)]) -> Vec<(BlockId, u128)> {
+    let blocks: Vec<(BlockId, Block<'_>)> = arrived
+        .iter()
+        .filter_map(|(id, record)| {
+            let rec = log.read(Location::from_u64(*record))?;
+            Some((*id, Block::decode(rec.bytes()).ok()?))
+        })
+        .collect();
+    let (ids, txs): (Vec<BlockId>, Vec<&Transaction<'_>>) = blocks
+        .iter()
+        .filter_map(|(id, b)| match &b.payload {
+            Some(Payload::Transaction(tx)) => Some((*id, tx)),
+            _ => None,
+        })
+        .unzip();
+    ids.into_iter()
+        .zip(signature_masks(&txs, arrival_chunk))
+        .collect()
+}
+
+/// True when `block` carries a transaction with a Signature Unlock (worth
+/// verifying on arrival).
+pub fn has_signatures(block: &Block<'_>) -> bool {
+    matches!(&block.payload, Some(Payload::Transaction(tx))
+        if tx.unlocks.iter().any(|u| matches!(u, Unlock::Signature(_))))
 }
 
 /// Runs white-flag over the unreferenced past cone of `parents`.
@@ -131,55 +223,65 @@ pub fn compute(
         ))
     })?;
 
-    // Decode every block of the cone (zero-copy views into the log).
-    let mut blocks: Vec<TxBlock<'_>> = Vec::with_capacity(cone.len());
-    for id in &cone {
-        let meta = tangle
-            .get(id)
-            .ok_or_else(|| EngineError::Inconsistent("cone block without metadata".into()))?;
-        let rec = log.read(Location::from_u64(meta.record)).ok_or_else(|| {
-            EngineError::Inconsistent(format!("block 0x{} missing from the log", hex::encode(id)))
-        })?;
-        let block = Block::decode(rec.bytes()).map_err(|e| {
-            EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(id)))
-        })?;
-        blocks.push(TxBlock {
-            block_id: *id,
-            record: meta.record,
-            bytes: rec.bytes(),
-            block,
-        });
-    }
-
-    // All signatures of the cone, verified in parallel batches up front.
-    let hashes: Vec<Option<[u8; 32]>> = blocks
+    // Decode every block of the cone (zero-copy views into the log) and
+    // hash its transaction id, in parallel.
+    let blocks: Vec<TxBlock<'_>> = cone
         .par_iter()
-        .map(|b| match &b.block.payload {
-            Some(Payload::Transaction(tx)) => Some(tx.essence.signing_hash()),
-            _ => None,
+        .map(|id| {
+            let meta = tangle
+                .get(id)
+                .ok_or_else(|| EngineError::Inconsistent("cone block without metadata".into()))?;
+            let rec = log.read(Location::from_u64(meta.record)).ok_or_else(|| {
+                EngineError::Inconsistent(format!(
+                    "block 0x{} missing from the log",
+                    hex::encode(id)
+                ))
+            })?;
+            let block = Block::decode(rec.bytes()).map_err(|e| {
+                EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(id)))
+            })?;
+            let tx_id = match &block.payload {
+                Some(Payload::Transaction(tx)) => Some(transaction_id(&block, rec.bytes(), tx)),
+                _ => None,
+            };
+            Ok(TxBlock {
+                block_id: *id,
+                record: meta.record,
+                block,
+                tx_id,
+            })
         })
-        .collect();
-    let mut items = Vec::new();
-    let mut owners = Vec::new();
-    for (bi, b) in blocks.iter().enumerate() {
-        if let (Some(Payload::Transaction(tx)), Some(h)) = (&b.block.payload, &hashes[bi]) {
-            for (ui, u) in tx.unlocks.iter().enumerate() {
-                if let Unlock::Signature(s) = u {
-                    items.push(Item::new(&s.public_key, h, &s.signature));
-                    owners.push((bi, ui));
+        .collect::<Result<_, EngineError>>()?;
+
+    // Signature verdicts: cached on arrival where present, the rest
+    // verified here in parallel batches.
+    let mut sig_masks: Vec<u128> = vec![0; blocks.len()];
+    let mut cold_at = Vec::new();
+    let mut cold_txs: Vec<&Transaction<'_>> = Vec::new();
+    for (bi, (b, mask)) in blocks.iter().zip(sig_masks.iter_mut()).enumerate() {
+        if let Some(Payload::Transaction(tx)) = &b.block.payload {
+            match tangle.signature_verdicts(&b.block_id) {
+                Some(m) => *mask = m,
+                None => {
+                    cold_at.push(bi);
+                    cold_txs.push(tx);
                 }
             }
         }
     }
-    let verdicts = verify_batch(&items);
-    let mut sig_ok: HashMap<(usize, usize), bool> = HashMap::with_capacity(owners.len());
-    for (k, v) in owners.into_iter().zip(verdicts) {
-        sig_ok.insert(k, v);
+    for (bi, m) in cold_at
+        .into_iter()
+        .zip(signature_masks(&cold_txs, cone_chunk))
+    {
+        if let Some(mask) = sig_masks.get_mut(bi) {
+            *mask = m;
+        }
     }
 
     let mut out = Confirmation::default();
-    let mut created: HashMap<OutputId, (Output<'_>, usize)> = HashMap::new();
-    let mut consumed_here: HashSet<OutputId> = HashSet::new();
+    // Outputs created earlier in this milestone, borrowed from their blocks.
+    let mut created: FastMap<OutputId, &Output<'_>> = FastMap::new();
+    let mut consumed_here: FastSet<OutputId> = FastSet::new();
     let mut applied_ids = Vec::new();
     let ctx = semantic::Context {
         milestone_timestamp: timestamp,
@@ -191,7 +293,7 @@ pub fn compute(
             out.referenced.push((b.block_id, Inclusion::NoTransaction));
             continue;
         };
-        let tx_id = transaction_id(b, tx);
+        let tx_id = b.tx_id.unwrap_or_else(|| tx.id());
         debug_assert_eq!(tx_id, tx.id());
         let mut inputs: Vec<(ledger_codec::stardust::OutputId, Output<'_>)> =
             Vec::with_capacity(tx.essence.inputs.len());
@@ -206,8 +308,8 @@ pub fn compute(
                 conflict = Some(ConflictReason::InputSpentInThisMilestone);
                 break;
             }
-            if let Some((o, _)) = created.get(&key) {
-                inputs.push((oid, o.clone()));
+            if let Some(o) = created.get(&key) {
+                inputs.push((oid, (*o).clone()));
                 continue;
             }
             match ledger.get(&key) {
@@ -233,7 +335,8 @@ pub fn compute(
         let verdict = match conflict {
             Some(c) => Err(c),
             None => {
-                let ok = |ui: usize| sig_ok.get(&(bi, ui)).copied().unwrap_or(false);
+                let mask = sig_masks.get(bi).copied().unwrap_or(0);
+                let ok = |ui: usize| mask_ok(mask, ui);
                 semantic::validate_transaction(tx, &tx_id, &inputs, &ctx, &ok)
             }
         };
@@ -275,19 +378,36 @@ pub fn compute(
                     len,
                 },
             });
-            created.insert(key, (o.clone(), bi));
+            created.insert(key, o);
         }
         applied_ids.push(b.block_id);
         out.referenced.push((b.block_id, Inclusion::Included));
     }
-    out.inclusion_root = merkle_root(&cone);
-    out.applied_root = merkle_root(&applied_ids);
+    (out.inclusion_root, out.applied_root) =
+        rayon::join(|| merkle_root(&cone), || merkle_root(&applied_ids));
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdict_masks_answer_per_unlock() {
+        assert!(mask_ok(0b101, 0));
+        assert!(!mask_ok(0b101, 1));
+        assert!(mask_ok(0b101, 2));
+        assert!(mask_ok(1 << 127, 127));
+        assert!(!mask_ok(u128::MAX, 128), "no unlock beyond the mask");
+        assert!(!mask_ok(u128::MAX, usize::MAX));
+    }
+
+    #[test]
+    fn cone_chunks_stay_between_the_default_and_the_cap() {
+        assert_eq!(cone_chunk(0), ledger_codec::ed25519::CHUNK_SIZE);
+        assert_eq!(cone_chunk(100), ledger_codec::ed25519::CHUNK_SIZE);
+        assert_eq!(cone_chunk(1_000_000), CONE_CHUNK_MAX);
+    }
 
     #[test]
     fn output_offsets_point_at_the_outputs() {
