@@ -211,22 +211,24 @@ pub mod u64_str {
 
     /// Deserializes from `"123"` (a JSON number is accepted too).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum S<'a> {
-            Str(Cow<'a, str>),
-            Num(u64),
-        }
-        match S::deserialize(d)? {
-            S::Num(n) => Ok(n),
-            S::Str(s) => {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = u64;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a u64 as a decimal string")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<u64, E> {
+                Ok(n)
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<u64, E> {
                 if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(D::Error::custom(format!("{s:?} is not a decimal u64")));
+                    return Err(E::custom(format!("{s:?} is not a decimal u64")));
                 }
                 s.parse::<u64>()
-                    .map_err(|_| D::Error::custom(format!("{s:?} does not fit in u64")))
+                    .map_err(|_| E::custom(format!("{s:?} does not fit in u64")))
             }
         }
+        d.deserialize_any(V)
     }
 }
 

@@ -164,50 +164,74 @@ fn check_version(engine: &Engine, version: u64) -> Result<(), ApiError> {
     }
 }
 
-/// A JSON block: checks the version and the parentless rules on the raw JSON, fills in
-/// parents and nonce, then builds the wire bytes (serde shape errors are 400s).
+/// A submitted JSON block: the block's fields, with parents and nonce optional and the
+/// version read loosely so that each rule can answer with its own message.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SubmitJson {
+    #[serde(default)]
+    protocol_version: Option<Value>,
+    #[serde(default)]
+    parents: Option<Value>,
+    #[serde(default)]
+    payload: Option<Payload<'static>>,
+    #[serde(default)]
+    nonce: Option<Value>,
+}
+
+/// Parents given as JSON: hex block ids (the codec's own JSON rules).
+#[derive(serde::Deserialize)]
+#[serde(transparent)]
+struct JsonParents(
+    #[serde(with = "ledger_codec::types::fixed_list")] ledger_codec::types::FixedList<'static, 32>,
+);
+
+/// A JSON block: checks the version and the parentless rules, fills in parents and nonce,
+/// then builds the wire bytes (serde shape errors are 400s). The payload is read straight
+/// from the body into the codec's model, without an intermediate JSON tree.
 fn from_json(engine: &Engine, body: &[u8]) -> Result<(Vec<u8>, bool), ApiError> {
-    let mut value: Value =
-        serde_json::from_slice(body).map_err(|e| invalid(format!("invalid JSON: {e}")))?;
-    let Some(object) = value.as_object_mut() else {
-        return Err(invalid("the body must be a JSON object"));
-    };
-    match object.get("protocolVersion") {
+    let json_error = |e: serde_json::Error| invalid(format!("invalid JSON: {e}"));
+    // serde would read a struct from an array too.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(invalid("invalid JSON: the body must be a JSON object"));
+    }
+    let submit: SubmitJson = serde_json::from_slice(body).map_err(json_error)?;
+    let version = match &submit.protocol_version {
         None => return Err(invalid("protocolVersion is missing")),
-        Some(v) => check_version(
-            engine,
-            v.as_u64()
-                .ok_or_else(|| invalid(format!("protocolVersion invalid: {v}")))?,
-        )?,
-    }
-    // A missing or empty nonce is 0 (Hornet).
-    let nonce_zero = match object.get("nonce") {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) if s.is_empty() => true,
-        Some(Value::String(s)) => s.parse::<u64>().is_ok_and(|n| n == 0),
-        Some(Value::Number(n)) => n.as_u64() == Some(0),
-        Some(_) => false,
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| invalid(format!("protocolVersion invalid: {v}")))?,
     };
-    if nonce_zero {
-        object.insert("nonce".to_owned(), Value::String("0".to_owned()));
-    }
-    let no_parents = match object.get("parents") {
+    check_version(engine, version)?;
+    let protocol_version = u8::try_from(version).map_err(ApiError::internal)?;
+    // A missing or empty nonce is 0 (Hornet).
+    let nonce = match submit.nonce {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(s)) if s.is_empty() => 0,
+        Some(v) => ledger_codec::types::u64_str::deserialize(v).map_err(json_error)?,
+    };
+    let no_parents = match &submit.parents {
         None | Some(Value::Null) => true,
         Some(Value::Array(a)) => a.is_empty(),
         Some(_) => false,
     };
-    if no_parents {
-        if !nonce_zero {
+    let parents = if no_parents {
+        if nonce != 0 {
             return Err(invalid("no parents were given but nonce was != 0"));
         }
-        let parents = auto_parents(engine)?;
-        object.insert(
-            "parents".to_owned(),
-            Value::Array(parents.iter().map(|p| Value::String(to_hex(p))).collect()),
-        );
-    }
-    let block: Block<'static> =
-        serde_json::from_value(value).map_err(|e| invalid(format!("invalid JSON: {e}")))?;
+        auto_parents(engine)?.into()
+    } else {
+        let given = submit.parents.unwrap_or_default();
+        serde_json::from_value::<JsonParents>(given)
+            .map_err(json_error)?
+            .0
+    };
+    let block = Block {
+        protocol_version,
+        parents,
+        payload: submit.payload,
+        nonce,
+    };
     check_network(engine, &block)?;
     let bytes = block.to_bytes();
     // The JSON must describe exactly these bytes: a list longer than its length prefix
