@@ -85,9 +85,52 @@ fn sbox<const N: usize>(a: &Cell<N>, b: &Cell<N>) -> Cell<N> {
     out
 }
 
-/// `P(j) = 364·j mod 729`: in round step `j`, `prev = P(j)` and `next = P(j+1)`.
-const fn walk(j: usize) -> usize {
-    (364 * j) % STATE_LEN
+/// `364³ mod 729`: logical stride of the sequence a three-round batch reads.
+const G0: usize = 91;
+/// How far (in steps) a batch's loads run ahead of its stores.
+const AHEAD: usize = 5;
+/// Rounds per batch.
+const BATCH: usize = 3;
+/// Batches in one transform (81 rounds).
+const BATCHES: usize = ROUNDS / BATCH;
+
+/// Where the state lives in the buffer: logical trit `j` is in slot
+/// `(a·j + b) mod 729`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    a: usize,
+    b: usize,
+}
+
+impl Layout {
+    /// Logical order.
+    const IDENTITY: Self = Self { a: 1, b: 0 };
+
+    /// The slot of logical trit `j` (any `j`, taken mod 729).
+    #[inline(always)]
+    fn slot(self, j: usize) -> usize {
+        ((self.a * (j % STATE_LEN) + self.b) % STATE_LEN) & MASK
+    }
+
+    /// The layout after one [`batch`]: output `i` goes to the slot of
+    /// input `91·(i + 5)`.
+    const fn next(self) -> Self {
+        Self {
+            a: self.a * G0 % STATE_LEN,
+            b: (self.a * (G0 * AHEAD % STATE_LEN) + self.b) % STATE_LEN,
+        }
+    }
+
+    /// The layout after `n` batches from logical order.
+    const fn after(n: usize) -> Self {
+        let mut l = Self::IDENTITY;
+        let mut i = 0;
+        while i < n {
+            l = l.next();
+            i += 1;
+        }
+        l
+    }
 }
 
 /// `x + a mod 729` for `x, a < 729`.
@@ -101,136 +144,87 @@ fn add_mod(x: usize, a: usize) -> usize {
     }
 }
 
-/// Two rounds in place. On entry logical trit `j` is in slot `a·j mod 729`;
-/// on exit logical trit `i` of the result is in slot `547·a·i mod 729`.
-///
-/// Fused step `i` needs `r1[P(i+1)]`, whose sources are `P(P(i+1)) =
-/// 547·(i+1) mod 729` and that `+ 364`. Since `547 ≡ −182` and `729 = 4·182 + 1`,
-/// steps `4m..4m+4` read the logical sources `(547+m, 182+m)`, `(365+m, m)`,
-/// `(183+m, 547+m)`, `(1+m, 365+m)`; step 728 reads `(0, 364)` (computed
-/// first). After step group `m` the logical cells `m`, `365+m`, `547+m` are
-/// read for the last time, and `183+m` after group `m+1`; outputs `4m+k` go to
-/// the slots of logical `547·(4m+k) ≡ m + {0, 547, 365, 183}[k]`, the last one
-/// a group later, and output 728 to the slot of logical 182. So the new layout
-/// is `i ↦ a·547·i` and no slot is written before its last read.
+/// The carried values of a batch before step `i`:
+/// `w = x0(i+1..i+5)`, `v = x1(i-1..i+1)`, `u = x2(i)`.
+struct Window<const N: usize> {
+    w: [Cell<N>; 4],
+    v: [Cell<N>; 2],
+    u: Cell<N>,
+}
+
+/// Step `i` of a batch: loads `x0(i+5)` from slot `p`, computes `x1(i+1)`,
+/// `x2(i+1)`, the output `x3(i)`, and stores it into slot `p` (just read for
+/// the only time).
 #[inline(always)]
-fn double_round<const N: usize>(s: &mut [Cell<N>; BUF], a: usize) {
-    let first = sbox(&s[0], &s[(364 * a % STATE_LEN) & MASK]);
-    let mut prev = first;
-    let mut p0 = 0;
-    let mut p182 = 182 * a % STATE_LEN;
-    let mut p365 = 365 * a % STATE_LEN;
-    let mut p547 = 547 * a % STATE_LEN;
-    // The output deferred by one group; the first one goes to the unused slot 729.
-    let mut pending = first;
-    let mut pending_at = STATE_LEN;
-    for _ in 0..182 {
-        // Keeps the loop vectorizer from turning groups into gathers; the
+fn step<const N: usize>(s: &mut [Cell<N>; BUF], p: usize, win: &mut Window<N>) {
+    let c = s[p & MASK];
+    let x1 = sbox(&win.w[0], &c);
+    let x2 = sbox(&x1, &win.v[0]);
+    s[p & MASK] = sbox(&win.u, &x2);
+    win.w = [win.w[1], win.w[2], win.w[3], c];
+    win.v = [win.v[1], x1];
+    win.u = x2;
+}
+
+/// Three rounds in place, streaming. With `P(j) = 364·j` the walk of the
+/// reference transform and `x_r(m) = r_r[364^(3−r)·m]` (the state after
+/// round `r` of the batch, read along that walk):
+/// `x3(i) = S(x2(i), x2(i+1))`, `x2(m) = S(x1(m), x1(m−2))`,
+/// `x1(m) = S(x0(m), x0(m+4))`, `x0(m) = r0[91·m]` (all indices mod 729;
+/// `364 ≡ −1/2`, so the lags are `1, −2, 4`). Step `i` reads one input cell,
+/// `x0(i+5)`, which no later step needs (the window keeps it), and writes
+/// output `i` into its slot. So each cell is loaded and stored once per
+/// three rounds, and the layout becomes [`Layout::next`]. The first steps'
+/// window (`x0(−2..5)`) is read before anything is written.
+#[inline(always)]
+fn batch<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
+    let x0 = |s: &[Cell<N>; BUF], m: usize| s[lay.slot(G0 * (m % STATE_LEN))];
+    let (m1, m2) = (STATE_LEN - 1, STATE_LEN - 2);
+    let x1_0 = sbox(&x0(s, 0), &x0(s, 4));
+    let x1_m2 = sbox(&x0(s, m2), &x0(s, 2));
+    let mut win = Window {
+        w: [x0(s, 1), x0(s, 2), x0(s, 3), x0(s, 4)],
+        v: [sbox(&x0(s, m1), &x0(s, 3)), x1_0],
+        u: sbox(&x1_0, &x1_m2),
+    };
+    let stride = lay.a * G0 % STATE_LEN;
+    let mut p = lay.slot(G0 * AHEAD);
+    for _ in 0..STATE_LEN / 8 {
+        // Keeps the loop vectorizer from turning steps into gathers; the
         // words of a cell are vectorized instead.
         std::hint::black_box(());
-        let p1 = add_mod(p0, a);
-        let p183 = add_mod(p182, a);
-        let x0 = s[p0 & MASK];
-        let x1 = s[p1 & MASK];
-        let x182 = s[p182 & MASK];
-        let x183 = s[p183 & MASK];
-        let x365 = s[p365 & MASK];
-        let x547 = s[p547 & MASK];
-        let c0 = sbox(&x547, &x182);
-        let c1 = sbox(&x365, &x0);
-        let c2 = sbox(&x183, &x547);
-        let c3 = sbox(&x1, &x365);
-        s[pending_at & MASK] = pending;
-        s[p0 & MASK] = sbox(&prev, &c0);
-        s[p547 & MASK] = sbox(&c0, &c1);
-        s[p365 & MASK] = sbox(&c1, &c2);
-        pending = sbox(&c2, &c3);
-        pending_at = p183;
-        prev = c3;
-        p0 = p1;
-        p182 = p183;
-        p365 = add_mod(p365, a);
-        p547 = add_mod(p547, a);
-    }
-    s[pending_at & MASK] = pending;
-    s[(182 * a % STATE_LEN) & MASK] = sbox(&prev, &first);
-}
-
-/// Two rounds from `src` into `dst` in logical order (the same fused steps as
-/// [`double_round`]); faster than the in-place walk for one word per plane,
-/// where two buffers still fit in L1.
-#[inline(always)]
-fn double_round_pp<const N: usize>(src: &[Cell<N>; BUF], dst: &mut [Cell<N>; BUF]) {
-    let first = sbox(&src[0], &src[364]);
-    let mut prev = first;
-    for (m, out) in dst.chunks_exact_mut(4).take(182).enumerate() {
-        let c0 = sbox(&src[547 + m], &src[182 + m]);
-        let c1 = sbox(&src[365 + m], &src[m]);
-        let c2 = sbox(&src[183 + m], &src[547 + m]);
-        let c3 = sbox(&src[1 + m], &src[365 + m]);
-        out[0] = sbox(&prev, &c0);
-        out[1] = sbox(&c0, &c1);
-        out[2] = sbox(&c1, &c2);
-        out[3] = sbox(&c2, &c3);
-        prev = c3;
-    }
-    dst[STATE_LEN - 1] = sbox(&prev, &first);
-}
-
-/// `547^40 mod 729`: the layout multiplier after [`rounds_80`].
-const LAYOUT_80: usize = {
-    let mut a = 1;
-    let mut i = 0;
-    while i < (ROUNDS - 1) / 2 {
-        a = a * 547 % STATE_LEN;
-        i += 1;
-    }
-    a
-};
-
-/// Slot of logical trit `j` in layout `a` (from [`rounds_80`]).
-#[inline(always)]
-fn slot(a: usize, j: usize) -> usize {
-    (a * j % STATE_LEN) & MASK
-}
-
-/// The last round from `src` in layout `a` into `dst` in logical order.
-#[inline(always)]
-fn last_round<const N: usize>(src: &[Cell<N>; BUF], dst: &mut [Cell<N>; BUF], a: usize) {
-    for (i, out) in dst.iter_mut().take(STATE_LEN).enumerate() {
-        *out = sbox(&src[slot(a, walk(i))], &src[slot(a, walk(i + 1))]);
-    }
-}
-
-/// 80 rounds (40 fused pairs) leaving the result in `s`, and its layout
-/// multiplier (see [`slot`]). One word per plane ping-pongs through
-/// `scratch` (both fit in L1); wider cells run in place.
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
-fn rounds_80<const N: usize>(s: &mut [Cell<N>; BUF], scratch: &mut [Cell<N>; BUF]) -> usize {
-    if N == 1 {
-        for _ in 0..(ROUNDS - 1) / 4 {
-            double_round_pp(s, scratch);
-            double_round_pp(scratch, s);
+        for _ in 0..8 {
+            step(s, p, &mut win);
+            p = add_mod(p, stride);
         }
-        return 1;
     }
-    let mut a = 1;
-    for _ in 0..(ROUNDS - 1) / 2 {
-        double_round(s, a);
-        a = a * 547 % STATE_LEN;
+    for _ in 0..STATE_LEN % 8 {
+        step(s, p, &mut win);
+        p = add_mod(p, stride);
     }
-    debug_assert_eq!(a, LAYOUT_80);
-    a
 }
 
-/// Bits of the lanes whose hash (the last round's outputs `243−zeros..243`
-/// read from the state in layout `a` after [`rounds_80`]) ends in at least `zeros` zero trits.
+/// `count` batches (3 rounds each) in place from logical order; returns the layout.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn batches<const N: usize>(s: &mut [Cell<N>; BUF], count: usize) -> Layout {
+    let mut lay = Layout::IDENTITY;
+    for _ in 0..count {
+        batch(s, lay);
+        lay = lay.next();
+    }
+    lay
+}
+
+/// The layout after a whole transform.
+const LAYOUT_81: Layout = Layout::after(BATCHES);
+
+/// Bits of the lanes whose hash (trits `243−zeros..243` of the state in
+/// layout `lay`) ends in at least `zeros` zero trits.
 #[inline(always)]
-fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], a: usize, zeros: usize) -> [u64; N] {
+fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], lay: Layout, zeros: usize) -> [u64; N] {
     let mut hit = [!0u64; N];
     for i in HASH_LEN.saturating_sub(zeros)..HASH_LEN {
-        let c = sbox(&s[slot(a, walk(i))], &s[slot(a, walk(i + 1))]);
-        for (h, z) in hit.iter_mut().zip(c.zero_lanes()) {
+        for (h, z) in hit.iter_mut().zip(s[lay.slot(i)].zero_lanes()) {
             *h &= z;
         }
     }
@@ -239,21 +233,17 @@ fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], a: usize, zeros: usize) -
 
 /// Trailing zero trits of the Curl-P-81 hash of one 243-trit block (the
 /// first transform of a fresh sponge), on the bit-sliced kernel with the block
-/// in every lane of a 64-lane state on the stack (2 × 16 KiB): no allocation,
+/// in every lane of a 64-lane state on the stack (16 KiB): no allocation,
 /// several times faster than the scalar reference.
 pub fn hash_trailing_zeros(block: &[Trit; HASH_LEN]) -> usize {
     let mut s = [Cell::<1>::ZERO_TRIT; BUF];
-    let mut scratch = [Cell::<1>::ZERO_TRIT; BUF];
     for (c, t) in s.iter_mut().zip(block) {
         *c = Cell::splat(*t);
     }
-    let a = rounds_80(&mut s, &mut scratch);
+    let lay = batches(&mut s, BATCHES);
     (0..HASH_LEN)
         .rev()
-        .take_while(|&i| {
-            let c = sbox(&s[slot(a, walk(i))], &s[slot(a, walk(i + 1))]);
-            c.zero_lanes()[0] & 1 == 1
-        })
+        .take_while(|&i| s[lay.slot(i)].zero_lanes()[0] & 1 == 1)
         .count()
 }
 
@@ -331,8 +321,11 @@ impl<const N: usize> BctCurl<N> {
 
     /// The full 81-round permutation on every lane.
     pub fn transform(&mut self) {
-        let a = rounds_80(&mut self.state, &mut self.scratch);
-        last_round(&self.state, &mut self.scratch, a);
+        let lay = batches(&mut self.state, BATCHES);
+        debug_assert_eq!(lay, LAYOUT_81);
+        for (j, out) in self.scratch.iter_mut().take(STATE_LEN).enumerate() {
+            *out = self.state[lay.slot(j)];
+        }
         std::mem::swap(&mut self.state, &mut self.scratch);
     }
 
@@ -366,8 +359,8 @@ impl<const N: usize> BctCurl<N> {
     /// is scrambled: load the next block into every cell (as
     /// [`Self::cells_mut`] users do) or [`Self::reset`] before reuse.
     pub fn pow_pass(&mut self, zeros: usize) -> [u64; N] {
-        let a = rounds_80(&mut self.state, &mut self.scratch);
-        tail_zero_lanes(&self.state, a, zeros)
+        let lay = batches(&mut self.state, BATCHES);
+        tail_zero_lanes(&self.state, lay, zeros)
     }
 
     /// Trailing zero trits of lane `lane`'s hash after [`Self::transform`]
