@@ -26,6 +26,12 @@ use super::ternary::Trit;
 const BUF: usize = 1024;
 const MASK: usize = BUF - 1;
 
+/// The state buffer, aligned so that no cell straddles a cache line
+/// (for `N` a power of two).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Buf<const N: usize>([Cell<N>; BUF]);
+
 /// One trit position across all lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
@@ -91,6 +97,9 @@ const G0: usize = 91;
 const AHEAD: usize = 5;
 /// Rounds per batch.
 const BATCH: usize = 3;
+/// Steps per loop iteration.
+const STEPS: usize = 8;
+const _: () = assert!(STATE_LEN % STEPS == 1);
 /// Batches in one transform (81 rounds).
 const BATCHES: usize = ROUNDS / BATCH;
 
@@ -130,17 +139,6 @@ impl Layout {
             i += 1;
         }
         l
-    }
-}
-
-/// `x + a mod 729` for `x, a < 729`.
-#[inline(always)]
-fn add_mod(x: usize, a: usize) -> usize {
-    let y = x + a;
-    if y >= STATE_LEN {
-        y - STATE_LEN
-    } else {
-        y
     }
 }
 
@@ -189,19 +187,30 @@ fn batch<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
     };
     let stride = lay.a * G0 % STATE_LEN;
     let mut p = lay.slot(G0 * AHEAD);
-    for _ in 0..STATE_LEN / 8 {
+    let mut one = |s: &mut [Cell<N>; BUF]| {
+        step(s, p, &mut win);
+        p += stride;
+        if p >= STATE_LEN {
+            p -= STATE_LEN;
+        }
+    };
+    for _ in 0..STATE_LEN / STEPS {
         // Keeps the loop vectorizer from turning steps into gathers; the
         // words of a cell are vectorized instead.
         std::hint::black_box(());
-        for _ in 0..8 {
-            step(s, p, &mut win);
-            p = add_mod(p, stride);
-        }
+        // Written out: LLVM does not unroll eight wide steps by itself, and
+        // the rolled loop pays register moves for the window.
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
     }
-    for _ in 0..STATE_LEN % 8 {
-        step(s, p, &mut win);
-        p = add_mod(p, stride);
-    }
+    // 729 = 8·91 + 1.
+    one(s);
 }
 
 /// `count` batches (3 rounds each) in place from logical order; returns the layout.
@@ -236,11 +245,12 @@ fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], lay: Layout, zeros: usize
 /// in every lane of a 64-lane state on the stack (16 KiB): no allocation,
 /// several times faster than the scalar reference.
 pub fn hash_trailing_zeros(block: &[Trit; HASH_LEN]) -> usize {
-    let mut s = [Cell::<1>::ZERO_TRIT; BUF];
+    let mut buf = Buf([Cell::<1>::ZERO_TRIT; BUF]);
+    let s = &mut buf.0;
     for (c, t) in s.iter_mut().zip(block) {
         *c = Cell::splat(*t);
     }
-    let lay = batches(&mut s, BATCHES);
+    let lay = batches(s, BATCHES);
     (0..HASH_LEN)
         .rev()
         .take_while(|&i| s[lay.slot(i)].zero_lanes()[0] & 1 == 1)
@@ -249,8 +259,8 @@ pub fn hash_trailing_zeros(block: &[Trit; HASH_LEN]) -> usize {
 
 /// `64·N` Curl-P-81 sponges at once.
 pub struct BctCurl<const N: usize> {
-    state: Box<[Cell<N>; BUF]>,
-    scratch: Box<[Cell<N>; BUF]>,
+    state: Box<Buf<N>>,
+    scratch: Box<Buf<N>>,
     squeezed: bool,
 }
 
@@ -267,15 +277,15 @@ impl<const N: usize> BctCurl<N> {
     /// All lanes at the all-zero state.
     pub fn new() -> Self {
         Self {
-            state: Box::new([Cell::ZERO_TRIT; BUF]),
-            scratch: Box::new([Cell::ZERO_TRIT; BUF]),
+            state: Box::new(Buf([Cell::ZERO_TRIT; BUF])),
+            scratch: Box::new(Buf([Cell::ZERO_TRIT; BUF])),
             squeezed: false,
         }
     }
 
     /// All lanes back to the all-zero state.
     pub fn reset(&mut self) {
-        self.state.fill(Cell::ZERO_TRIT);
+        self.state.0.fill(Cell::ZERO_TRIT);
         self.squeezed = false;
     }
 
@@ -286,7 +296,7 @@ impl<const N: usize> BctCurl<N> {
         }
         let (l, h) = planes(t);
         let (w, bit) = (lane / 64, 1u64 << (lane % 64));
-        let c = &mut self.state[pos & MASK];
+        let c = &mut self.state.0[pos & MASK];
         if let (Some(lo), Some(hi)) = (c.lo.get_mut(w), c.hi.get_mut(w)) {
             *lo = if l { *lo | bit } else { *lo & !bit };
             *hi = if h { *hi | bit } else { *hi & !bit };
@@ -299,7 +309,7 @@ impl<const N: usize> BctCurl<N> {
             return 0;
         }
         let (w, s) = (lane / 64, lane % 64);
-        let c = &self.state[pos & MASK];
+        let c = &self.state.0[pos & MASK];
         let l = c.lo.get(w).is_some_and(|x| x >> s & 1 == 1);
         let h = c.hi.get(w).is_some_and(|x| x >> s & 1 == 1);
         match (l, h) {
@@ -311,20 +321,20 @@ impl<const N: usize> BctCurl<N> {
 
     /// Mutable access to the state cells (positions 0..729).
     pub fn cells_mut(&mut self) -> &mut [Cell<N>] {
-        &mut self.state[..STATE_LEN]
+        &mut self.state.0[..STATE_LEN]
     }
 
     /// The state cells (positions 0..729).
     pub fn cells(&self) -> &[Cell<N>] {
-        &self.state[..STATE_LEN]
+        &self.state.0[..STATE_LEN]
     }
 
     /// The full 81-round permutation on every lane.
     pub fn transform(&mut self) {
-        let lay = batches(&mut self.state, BATCHES);
+        let lay = batches(&mut self.state.0, BATCHES);
         debug_assert_eq!(lay, LAYOUT_81);
-        for (j, out) in self.scratch.iter_mut().take(STATE_LEN).enumerate() {
-            *out = self.state[lay.slot(j)];
+        for (j, out) in self.scratch.0.iter_mut().take(STATE_LEN).enumerate() {
+            *out = self.state.0[lay.slot(j)];
         }
         std::mem::swap(&mut self.state, &mut self.scratch);
     }
@@ -359,8 +369,8 @@ impl<const N: usize> BctCurl<N> {
     /// is scrambled: load the next block into every cell (as
     /// [`Self::cells_mut`] users do) or [`Self::reset`] before reuse.
     pub fn pow_pass(&mut self, zeros: usize) -> [u64; N] {
-        let lay = batches(&mut self.state, BATCHES);
-        tail_zero_lanes(&self.state, lay, zeros)
+        let lay = batches(&mut self.state.0, BATCHES);
+        tail_zero_lanes(&self.state.0, lay, zeros)
     }
 
     /// Trailing zero trits of lane `lane`'s hash after [`Self::transform`]
