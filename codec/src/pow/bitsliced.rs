@@ -154,8 +154,13 @@ struct Window<const N: usize> {
 /// `x2(i+1)`, the output `x3(i)`, and stores it into slot `p` (just read for
 /// the only time).
 #[inline(always)]
-fn step<const N: usize>(s: &mut [Cell<N>; BUF], p: usize, win: &mut Window<N>) {
-    let c = s[p & MASK];
+fn step<const N: usize, L: Fn(&[Cell<N>; BUF], usize) -> Cell<N>>(
+    s: &mut [Cell<N>; BUF],
+    load: &L,
+    p: usize,
+    win: &mut Window<N>,
+) {
+    let c = load(s, p);
     let x1 = sbox(&win.w[0], &c);
     let x2 = sbox(&x1, &win.v[0]);
     s[p & MASK] = sbox(&win.u, &x2);
@@ -173,10 +178,16 @@ fn step<const N: usize>(s: &mut [Cell<N>; BUF], p: usize, win: &mut Window<N>) {
 /// `x0(i+5)`, which no later step needs (the window keeps it), and writes
 /// output `i` into its slot. So each cell is loaded and stored once per
 /// three rounds, and the layout becomes [`Layout::next`]. The first steps'
-/// window (`x0(−2..5)`) is read before anything is written.
+/// window (`x0(−2..5)`) is read before anything is written. `load(s, slot)`
+/// reads an input cell: from `s` itself, or for the first batch of a PoW pass
+/// from the block (see [`PowBlock`]).
 #[inline(always)]
-fn batch<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
-    let x0 = |s: &[Cell<N>; BUF], m: usize| s[lay.slot(G0 * (m % STATE_LEN))];
+fn batch<const N: usize, L: Fn(&[Cell<N>; BUF], usize) -> Cell<N>>(
+    s: &mut [Cell<N>; BUF],
+    lay: Layout,
+    load: L,
+) {
+    let x0 = |s: &[Cell<N>; BUF], m: usize| load(s, lay.slot(G0 * (m % STATE_LEN)));
     let (m1, m2) = (STATE_LEN - 1, STATE_LEN - 2);
     let x1_0 = sbox(&x0(s, 0), &x0(s, 4));
     let x1_m2 = sbox(&x0(s, m2), &x0(s, 2));
@@ -188,7 +199,7 @@ fn batch<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
     let stride = lay.a * G0 % STATE_LEN;
     let mut p = lay.slot(G0 * AHEAD);
     let mut one = |s: &mut [Cell<N>; BUF]| {
-        step(s, p, &mut win);
+        step(s, &load, p, &mut win);
         p += stride;
         if p >= STATE_LEN {
             p -= STATE_LEN;
@@ -213,15 +224,99 @@ fn batch<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
     one(s);
 }
 
-/// `count` batches (3 rounds each) in place from logical order; returns the layout.
+/// `count` batches (3 rounds each) in place from logical order; returns the
+/// layout. With `block`, the first batch reads its input from the block
+/// (positions 0..243, the rest zero) instead of from `s`.
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
-fn batches<const N: usize>(s: &mut [Cell<N>; BUF], count: usize) -> Layout {
+fn batches<const N: usize>(
+    s: &mut [Cell<N>; BUF],
+    block: Option<&PowBlock<N>>,
+    count: usize,
+) -> Layout {
     let mut lay = Layout::IDENTITY;
-    for _ in 0..count {
-        batch(s, lay);
+    let mut rest = count;
+    if let (Some(b), Some(r)) = (block, count.checked_sub(1)) {
+        // Identity layout: the slot is the position; positions ≥ 243 read the zero cell.
+        batch(s, lay, |_, p| b.cells[p.min(HASH_LEN)]);
+        lay = lay.next();
+        rest = r;
+    }
+    for _ in 0..rest {
+        batch(s, lay, |s, p| s[p & MASK]);
         lay = lay.next();
     }
     lay
+}
+
+/// The Curl input of `64·N` PoW candidates (243 cells), kept apart from the
+/// state so that a pass does not have to write the 486 zero cells of the
+/// capacity: the first batch reads them as a constant.
+#[derive(Clone, Debug)]
+pub struct PowBlock<const N: usize> {
+    /// Positions 0..243, then one all-zero cell.
+    cells: [Cell<N>; HASH_LEN + 1],
+}
+
+impl<const N: usize> Default for PowBlock<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> PowBlock<N> {
+    /// All lanes 0.
+    pub fn new() -> Self {
+        Self {
+            cells: [Cell::ZERO_TRIT; HASH_LEN + 1],
+        }
+    }
+
+    /// The 243 input cells.
+    pub fn cells_mut(&mut self) -> &mut [Cell<N>] {
+        &mut self.cells[..HASH_LEN]
+    }
+}
+
+/// Two rounds from `src` into `dst` in logical order, fusing the steps in
+/// groups of four (round-1 value `r1[P(i+1)]` is kept for step `i+1`). For one
+/// word per plane this is faster than the streaming [`batch`]: both buffers
+/// fit in L1 and LLVM vectorizes across groups.
+#[inline(always)]
+fn double_round_pp<const N: usize>(src: &[Cell<N>; BUF], dst: &mut [Cell<N>; BUF]) {
+    let first = sbox(&src[0], &src[364]);
+    let mut prev = first;
+    for (m, out) in dst.chunks_exact_mut(4).take(182).enumerate() {
+        let c0 = sbox(&src[547 + m], &src[182 + m]);
+        let c1 = sbox(&src[365 + m], &src[m]);
+        let c2 = sbox(&src[183 + m], &src[547 + m]);
+        let c3 = sbox(&src[1 + m], &src[365 + m]);
+        out[0] = sbox(&prev, &c0);
+        out[1] = sbox(&c0, &c1);
+        out[2] = sbox(&c1, &c2);
+        out[3] = sbox(&c2, &c3);
+        prev = c3;
+    }
+    dst[STATE_LEN - 1] = sbox(&prev, &first);
+}
+
+/// `P(j) = 364·j mod 729`: in round step `j`, `prev = P(j)` and `next = P(j+1)`.
+const fn walk(j: usize) -> usize {
+    (364 * j) % STATE_LEN
+}
+
+/// 80 rounds through two buffers (ending in `s`), for one word per plane.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn rounds_80_pp<const N: usize>(s: &mut [Cell<N>; BUF], scratch: &mut [Cell<N>; BUF]) {
+    for _ in 0..(ROUNDS - 1) / 4 {
+        double_round_pp(s, scratch);
+        double_round_pp(scratch, s);
+    }
+}
+
+/// Output `i` of the last round from the state after [`rounds_80_pp`].
+#[inline(always)]
+fn last_round_cell<const N: usize>(s: &[Cell<N>; BUF], i: usize) -> Cell<N> {
+    sbox(&s[walk(i) & MASK], &s[walk(i + 1) & MASK])
 }
 
 /// The layout after a whole transform.
@@ -242,18 +337,18 @@ fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], lay: Layout, zeros: usize
 
 /// Trailing zero trits of the Curl-P-81 hash of one 243-trit block (the
 /// first transform of a fresh sponge), on the bit-sliced kernel with the block
-/// in every lane of a 64-lane state on the stack (16 KiB): no allocation,
+/// in every lane of a 64-lane state on the stack (2 × 16 KiB): no allocation,
 /// several times faster than the scalar reference.
 pub fn hash_trailing_zeros(block: &[Trit; HASH_LEN]) -> usize {
-    let mut buf = Buf([Cell::<1>::ZERO_TRIT; BUF]);
-    let s = &mut buf.0;
-    for (c, t) in s.iter_mut().zip(block) {
+    let mut s = Buf([Cell::<1>::ZERO_TRIT; BUF]);
+    let mut scratch = Buf([Cell::<1>::ZERO_TRIT; BUF]);
+    for (c, t) in s.0.iter_mut().zip(block) {
         *c = Cell::splat(*t);
     }
-    let lay = batches(s, BATCHES);
+    rounds_80_pp(&mut s.0, &mut scratch.0);
     (0..HASH_LEN)
         .rev()
-        .take_while(|&i| s[lay.slot(i)].zero_lanes()[0] & 1 == 1)
+        .take_while(|&i| last_round_cell(&s.0, i).zero_lanes()[0] & 1 == 1)
         .count()
 }
 
@@ -331,10 +426,17 @@ impl<const N: usize> BctCurl<N> {
 
     /// The full 81-round permutation on every lane.
     pub fn transform(&mut self) {
-        let lay = batches(&mut self.state.0, BATCHES);
-        debug_assert_eq!(lay, LAYOUT_81);
-        for (j, out) in self.scratch.0.iter_mut().take(STATE_LEN).enumerate() {
-            *out = self.state.0[lay.slot(j)];
+        if N == 1 {
+            rounds_80_pp(&mut self.state.0, &mut self.scratch.0);
+            for (i, out) in self.scratch.0.iter_mut().take(STATE_LEN).enumerate() {
+                *out = last_round_cell(&self.state.0, i);
+            }
+        } else {
+            let lay = batches(&mut self.state.0, None, BATCHES);
+            debug_assert_eq!(lay, LAYOUT_81);
+            for (j, out) in self.scratch.0.iter_mut().take(STATE_LEN).enumerate() {
+                *out = self.state.0[lay.slot(j)];
+            }
         }
         std::mem::swap(&mut self.state, &mut self.scratch);
     }
@@ -369,7 +471,30 @@ impl<const N: usize> BctCurl<N> {
     /// is scrambled: load the next block into every cell (as
     /// [`Self::cells_mut`] users do) or [`Self::reset`] before reuse.
     pub fn pow_pass(&mut self, zeros: usize) -> [u64; N] {
-        let lay = batches(&mut self.state.0, BATCHES);
+        if N == 1 {
+            rounds_80_pp(&mut self.state.0, &mut self.scratch.0);
+            let mut hit = [!0u64; N];
+            for i in HASH_LEN.saturating_sub(zeros)..HASH_LEN {
+                let c = last_round_cell(&self.state.0, i);
+                for (h, z) in hit.iter_mut().zip(c.zero_lanes()) {
+                    *h &= z;
+                }
+            }
+            return hit;
+        }
+        let lay = batches(&mut self.state.0, None, BATCHES);
+        tail_zero_lanes(&self.state.0, lay, zeros)
+    }
+
+    /// [`Self::pow_pass`] on `block` (the state's previous content does not
+    /// matter and is scrambled afterwards).
+    pub fn pow_pass_block(&mut self, block: &PowBlock<N>, zeros: usize) -> [u64; N] {
+        if N == 1 {
+            self.state.0.fill(Cell::ZERO_TRIT);
+            self.state.0[..HASH_LEN].copy_from_slice(&block.cells[..HASH_LEN]);
+            return self.pow_pass(zeros);
+        }
+        let lay = batches(&mut self.state.0, Some(block), BATCHES);
         tail_zero_lanes(&self.state.0, lay, zeros)
     }
 
