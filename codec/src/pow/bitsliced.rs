@@ -335,6 +335,129 @@ fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], lay: Layout, zeros: usize
     hit
 }
 
+/// Rounds at the end of a PoW pass computed only for the cells that the
+/// checked hash tail depends on (the last round needs `zeros` cells, the one
+/// before about twice as many, and so on).
+const TAIL_ROUNDS: usize = 6;
+/// Most cells per tail round (larger tails run the full batches).
+const TAIL_CAP: usize = 512;
+/// Full batches before the tail rounds.
+const HEAD_BATCHES: usize = (ROUNDS - TAIL_ROUNDS) / BATCH;
+const _: () = assert!(HEAD_BATCHES * BATCH + TAIL_ROUNDS == ROUNDS);
+/// The layout after [`HEAD_BATCHES`].
+const LAYOUT_HEAD: Layout = Layout::after(HEAD_BATCHES);
+
+/// Which cells the tail rounds compute, for one `zeros`.
+struct TailPlan {
+    /// The `zeros` this plan is for; `None` before the first build or when
+    /// the tail is too large for [`TAIL_CAP`].
+    zeros: Option<usize>,
+    /// Cells computed per tail round.
+    len: [usize; TAIL_ROUNDS],
+    /// Per tail round, the inputs of each computed cell: state slots (in
+    /// [`LAYOUT_HEAD`]) for the first round, indices into the previous
+    /// round's cells after that.
+    inputs: [[(u16, u16); TAIL_CAP]; TAIL_ROUNDS],
+}
+
+impl TailPlan {
+    fn new() -> Self {
+        Self {
+            zeros: None,
+            len: [0; TAIL_ROUNDS],
+            inputs: [[(0, 0); TAIL_CAP]; TAIL_ROUNDS],
+        }
+    }
+
+    /// Builds the plan for `zeros` trailing trits; false if it does not fit.
+    fn build(&mut self, zeros: usize) -> bool {
+        self.zeros = None;
+        let mut cur = [0u16; STATE_LEN];
+        let mut cur_len = 0;
+        for (c, q) in cur.iter_mut().zip(HASH_LEN.saturating_sub(zeros)..HASH_LEN) {
+            *c = q as u16;
+            cur_len += 1;
+        }
+        for t in (0..TAIL_ROUNDS).rev() {
+            if cur_len > TAIL_CAP {
+                return false;
+            }
+            // Cells of the round before that the current cells read.
+            let mut index = [u16::MAX; STATE_LEN];
+            for &q in cur.iter().take(cur_len) {
+                for j in [walk(usize::from(q)), walk(usize::from(q) + 1)] {
+                    if let Some(x) = index.get_mut(j) {
+                        *x = 0;
+                    }
+                }
+            }
+            let mut prev = [0u16; STATE_LEN];
+            let mut prev_len = 0;
+            for (j, x) in index.iter_mut().enumerate() {
+                if *x == 0 {
+                    *x = prev_len as u16;
+                    if let Some(p) = prev.get_mut(prev_len) {
+                        *p = j as u16;
+                    }
+                    prev_len += 1;
+                }
+            }
+            let (Some(len), Some(inputs)) = (self.len.get_mut(t), self.inputs.get_mut(t)) else {
+                return false;
+            };
+            *len = cur_len;
+            for (io, &q) in inputs.iter_mut().zip(cur.iter().take(cur_len)) {
+                let (a, b) = (walk(usize::from(q)), walk(usize::from(q) + 1));
+                *io = if t == 0 {
+                    (LAYOUT_HEAD.slot(a) as u16, LAYOUT_HEAD.slot(b) as u16)
+                } else {
+                    (
+                        index.get(a).copied().unwrap_or(0),
+                        index.get(b).copied().unwrap_or(0),
+                    )
+                };
+            }
+            cur = prev;
+            cur_len = prev_len;
+        }
+        self.zeros = Some(zeros);
+        true
+    }
+}
+
+/// Runs the tail rounds of `plan` on the state after [`HEAD_BATCHES`] (cells
+/// kept in `scratch`, its two halves used in turn) and returns the lanes
+/// whose last `zeros` hash trits are all zero.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn run_tail<const N: usize>(
+    plan: &TailPlan,
+    s: &[Cell<N>; BUF],
+    scratch: &mut [Cell<N>; BUF],
+) -> [u64; N] {
+    let mut hit = [!0u64; N];
+    let mut src = 0;
+    for (t, (inputs, &len)) in plan.inputs.iter().zip(&plan.len).enumerate() {
+        let dst = TAIL_CAP - src;
+        for (k, &(a, b)) in inputs.iter().take(len).enumerate() {
+            let (a, b) = (usize::from(a), usize::from(b));
+            let c = if t == 0 {
+                sbox(&s[a & MASK], &s[b & MASK])
+            } else {
+                sbox(&scratch[(src + a) & MASK], &scratch[(src + b) & MASK])
+            };
+            if t + 1 == TAIL_ROUNDS {
+                for (h, z) in hit.iter_mut().zip(c.zero_lanes()) {
+                    *h &= z;
+                }
+            } else {
+                scratch[(dst + k) & MASK] = c;
+            }
+        }
+        src = dst;
+    }
+    hit
+}
+
 /// Trailing zero trits of the Curl-P-81 hash of one 243-trit block (the
 /// first transform of a fresh sponge), on the bit-sliced kernel with the block
 /// in every lane of a 64-lane state on the stack (2 × 16 KiB): no allocation,
@@ -356,6 +479,7 @@ pub fn hash_trailing_zeros(block: &[Trit; HASH_LEN]) -> usize {
 pub struct BctCurl<const N: usize> {
     state: Box<Buf<N>>,
     scratch: Box<Buf<N>>,
+    tail: Box<TailPlan>,
     squeezed: bool,
 }
 
@@ -374,6 +498,7 @@ impl<const N: usize> BctCurl<N> {
         Self {
             state: Box::new(Buf([Cell::ZERO_TRIT; BUF])),
             scratch: Box::new(Buf([Cell::ZERO_TRIT; BUF])),
+            tail: Box::new(TailPlan::new()),
             squeezed: false,
         }
     }
@@ -482,8 +607,7 @@ impl<const N: usize> BctCurl<N> {
             }
             return hit;
         }
-        let lay = batches(&mut self.state.0, None, BATCHES);
-        tail_zero_lanes(&self.state.0, lay, zeros)
+        self.pass(None, zeros)
     }
 
     /// [`Self::pow_pass`] on `block` (the state's previous content does not
@@ -494,7 +618,21 @@ impl<const N: usize> BctCurl<N> {
             self.state.0[..HASH_LEN].copy_from_slice(&block.cells[..HASH_LEN]);
             return self.pow_pass(zeros);
         }
-        let lay = batches(&mut self.state.0, Some(block), BATCHES);
+        self.pass(Some(block), zeros)
+    }
+
+    /// 75 rounds in full, then the tail rounds only for the cells the hash
+    /// tail needs (all 81 in full when the tail is too long for that).
+    fn pass(&mut self, block: Option<&PowBlock<N>>, zeros: usize) -> [u64; N] {
+        if zeros == 0 {
+            return [!0; N];
+        }
+        if self.tail.zeros == Some(zeros) || self.tail.build(zeros) {
+            let lay = batches(&mut self.state.0, block, HEAD_BATCHES);
+            debug_assert_eq!(lay, LAYOUT_HEAD);
+            return run_tail(&self.tail, &self.state.0, &mut self.scratch.0);
+        }
+        let lay = batches(&mut self.state.0, block, BATCHES);
         tail_zero_lanes(&self.state.0, lay, zeros)
     }
 
