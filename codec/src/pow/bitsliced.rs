@@ -100,8 +100,10 @@ const BATCH: usize = 3;
 /// Steps per loop iteration.
 const STEPS: usize = 8;
 const _: () = assert!(STATE_LEN % STEPS == 1);
-/// Batches in one transform (81 rounds).
-const BATCHES: usize = ROUNDS / BATCH;
+/// Three-round batches after the four-round ones in a full transform
+/// (3 + 18·4 + 2·3 = 81 rounds).
+const MORE_81: usize = 2;
+const _: () = assert!(BATCH + 18 * 4 + MORE_81 * BATCH == ROUNDS);
 
 /// Where the state lives in the buffer: logical trit `j` is in slot
 /// `(a·j + b) mod 729`.
@@ -130,11 +132,24 @@ impl Layout {
         }
     }
 
-    /// The layout after `n` batches from logical order.
-    const fn after(n: usize) -> Self {
-        let mut l = Self::IDENTITY;
+    /// The layout after one [`batch4`].
+    const fn next4(self) -> Self {
+        Self {
+            a: self.a * G4 % STATE_LEN,
+            b: (self.a * (G4 * AHEAD % STATE_LEN) + self.b) % STATE_LEN,
+        }
+    }
+
+    /// The layout after [`batches`] with `more` final three-round batches.
+    const fn after(more: usize) -> Self {
+        let mut l = Self::IDENTITY.next();
         let mut i = 0;
-        while i < n {
+        while i < BATCHES4 {
+            l = l.next4();
+            i += 1;
+        }
+        i = 0;
+        while i < more {
             l = l.next();
             i += 1;
         }
@@ -224,24 +239,99 @@ fn batch<const N: usize, L: Fn(&[Cell<N>; BUF], usize) -> Cell<N>>(
     one(s);
 }
 
-/// `count` batches (3 rounds each) in place from logical order; returns the
-/// layout. With `block`, the first batch reads its input from the block
-/// (positions 0..243, the rest zero) instead of from `s`.
+/// `364⁴ mod 729`: logical stride of the sequence a four-round batch reads.
+const G4: usize = 319;
+/// Four-round batches in the middle of every transform.
+const BATCHES4: usize = 18;
+
+/// The carried values of a four-round batch before step `i`:
+/// `x0(i−3..i+5)`, `x1(i+1..i+5)`, `x2(i−1..i+1)`, `x3(i)`.
+struct Window4<const N: usize> {
+    w0: [Cell<N>; 8],
+    w1: [Cell<N>; 4],
+    w2: [Cell<N>; 2],
+    w3: Cell<N>,
+}
+
+/// Step `i` of a four-round batch: loads `x0(i+5)` from slot `p`, computes
+/// `x1(i+5)`, `x2(i+1)`, `x3(i+1)` and the output `x4(i)` into slot `p`.
+#[inline(always)]
+fn step4<const N: usize>(s: &mut [Cell<N>; BUF], p: usize, win: &mut Window4<N>) {
+    let c = s[p & MASK];
+    let x1 = sbox(&c, &win.w0[0]);
+    let x2 = sbox(&win.w1[0], &x1);
+    let x3 = sbox(&x2, &win.w2[0]);
+    s[p & MASK] = sbox(&win.w3, &x3);
+    let w = &win.w0;
+    win.w0 = [w[1], w[2], w[3], w[4], w[5], w[6], w[7], c];
+    win.w1 = [win.w1[1], win.w1[2], win.w1[3], x1];
+    win.w2 = [win.w2[1], x2];
+    win.w3 = x3;
+}
+
+/// Four rounds in place, streaming like [`batch`]:
+/// `x4(i) = S(x3(i), x3(i+1))`, `x3(m) = S(x2(m), x2(m−2))`,
+/// `x2(m) = S(x1(m), x1(m+4))`, `x1(m) = S(x0(m), x0(m−8))`,
+/// `x0(m) = r0[319·m]`. One load and one store per cell per four rounds; the
+/// window (15 cells) mostly stays in registers with AVX-512's 32 vector
+/// registers. The layout becomes [`Layout::next4`].
+#[inline(always)]
+fn batch4<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
+    // `m` is taken mod 729 (the prologue reaches back to `x0(−10)`).
+    let x0 = |s: &[Cell<N>; BUF], m: usize| s[lay.slot(G4 * (m % STATE_LEN))];
+    let x1 = |s: &[Cell<N>; BUF], m: usize| sbox(&x0(s, m), &x0(s, m + STATE_LEN - 8));
+    let x2 = |s: &[Cell<N>; BUF], m: usize| sbox(&x1(s, m), &x1(s, m + 4));
+    let x3 = |s: &[Cell<N>; BUF], m: usize| sbox(&x2(s, m), &x2(s, m + STATE_LEN - 2));
+    let mut win = Window4 {
+        w0: std::array::from_fn(|k| x0(s, k + STATE_LEN - 3)),
+        w1: std::array::from_fn(|k| x1(s, k + 1)),
+        w2: [x2(s, STATE_LEN - 1), x2(s, 0)],
+        w3: x3(s, STATE_LEN),
+    };
+    let stride = lay.a * G4 % STATE_LEN;
+    let mut p = lay.slot(G4 * AHEAD);
+    let mut one = |s: &mut [Cell<N>; BUF]| {
+        step4(s, p, &mut win);
+        p += stride;
+        if p >= STATE_LEN {
+            p -= STATE_LEN;
+        }
+    };
+    for _ in 0..STATE_LEN / STEPS {
+        std::hint::black_box(());
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+        one(s);
+    }
+    one(s);
+}
+
+/// One three-round batch (reading the block if given), the 18 four-round
+/// batches (75 rounds in all), then `more` three-round batches, in place from
+/// logical order; returns the layout.
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
 fn batches<const N: usize>(
     s: &mut [Cell<N>; BUF],
     block: Option<&PowBlock<N>>,
-    count: usize,
+    more: usize,
 ) -> Layout {
     let mut lay = Layout::IDENTITY;
-    let mut rest = count;
-    if let (Some(b), Some(r)) = (block, count.checked_sub(1)) {
+    match block {
         // Identity layout: the slot is the position; positions ≥ 243 read the zero cell.
-        batch(s, lay, |_, p| b.cells[p.min(HASH_LEN)]);
-        lay = lay.next();
-        rest = r;
+        Some(b) => batch(s, lay, |_, p| b.cells[p.min(HASH_LEN)]),
+        None => batch(s, lay, |s, p| s[p & MASK]),
     }
-    for _ in 0..rest {
+    lay = lay.next();
+    for _ in 0..BATCHES4 {
+        batch4(s, lay);
+        lay = lay.next4();
+    }
+    for _ in 0..more {
         batch(s, lay, |s, p| s[p & MASK]);
         lay = lay.next();
     }
@@ -320,7 +410,7 @@ fn last_round_cell<const N: usize>(s: &[Cell<N>; BUF], i: usize) -> Cell<N> {
 }
 
 /// The layout after a whole transform.
-const LAYOUT_81: Layout = Layout::after(BATCHES);
+const LAYOUT_81: Layout = Layout::after(MORE_81);
 
 /// Bits of the lanes whose hash (trits `243−zeros..243` of the state in
 /// layout `lay`) ends in at least `zeros` zero trits.
@@ -343,11 +433,9 @@ fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], lay: Layout, zeros: usize
 const TAIL_ROUNDS: usize = 6;
 /// Most cells per tail round (a larger tail would run the full batches).
 const TAIL_CAP: usize = 512;
-/// Full batches before the tail rounds.
-const HEAD_BATCHES: usize = (ROUNDS - TAIL_ROUNDS) / BATCH;
-const _: () = assert!(HEAD_BATCHES * BATCH + TAIL_ROUNDS == ROUNDS);
-/// The layout after [`HEAD_BATCHES`].
-const LAYOUT_HEAD: Layout = Layout::after(HEAD_BATCHES);
+const _: () = assert!(BATCH + BATCHES4 * 4 + TAIL_ROUNDS == ROUNDS);
+/// The layout after the 75 full rounds before the tail rounds.
+const LAYOUT_HEAD: Layout = Layout::after(0);
 
 /// Which cells the tail rounds compute, for one `zeros`.
 struct TailPlan {
@@ -427,7 +515,7 @@ impl TailPlan {
     }
 }
 
-/// Runs the tail rounds of `plan` on the state after [`HEAD_BATCHES`] (cells
+/// Runs the tail rounds of `plan` on the state after 75 rounds (cells
 /// kept in `scratch`, its two halves used in turn) and returns the lanes
 /// whose last `zeros` hash trits are all zero.
 #[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2", "aarch64+neon"))]
@@ -559,7 +647,7 @@ impl<const N: usize> BctCurl<N> {
                 *out = last_round_cell(&self.state.0, i);
             }
         } else {
-            let lay = batches(&mut self.state.0, None, BATCHES);
+            let lay = batches(&mut self.state.0, None, MORE_81);
             debug_assert_eq!(lay, LAYOUT_81);
             for (j, out) in self.scratch.0.iter_mut().take(STATE_LEN).enumerate() {
                 *out = self.state.0[lay.slot(j)];
@@ -630,11 +718,11 @@ impl<const N: usize> BctCurl<N> {
             return [!0; N];
         }
         if self.tail.zeros == Some(zeros) || self.tail.build(zeros) {
-            let lay = batches(&mut self.state.0, block, HEAD_BATCHES);
+            let lay = batches(&mut self.state.0, block, 0);
             debug_assert_eq!(lay, LAYOUT_HEAD);
             return run_tail(&self.tail, &self.state.0, &mut self.scratch.0);
         }
-        let lay = batches(&mut self.state.0, block, BATCHES);
+        let lay = batches(&mut self.state.0, block, MORE_81);
         tail_zero_lanes(&self.state.0, lay, zeros)
     }
 
