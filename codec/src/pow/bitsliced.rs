@@ -6,16 +6,25 @@
 //! found by an exhaustive search over encodings and small circuits), which
 //! AVX-512 turns into two `vpternlog`s.
 //!
-//! Two rounds are fused: round-1 value `r1[P(i+1)]` is computed once, kept in
-//! registers for the next step, and only round-2 values are stored. This
-//! halves the stores. `P(j) = 364·j mod 729` is the index walk of the
-//! reference transform.
+//! Rounds are **streamed in batches, in place**. With `P(j) = 364·j mod 729`
+//! the index walk of the reference transform and `364 ≡ −1/2 (mod 729)`, the
+//! state after `k` rounds read along the walk satisfies a recurrence with lags
+//! `1, −2, 4, −8`: so a batch of `k` rounds reads each input cell once, keeps
+//! a small window of intermediate cells in registers, and writes output `i`
+//! into the slot of the cell it has just read. One load and one store per
+//! cell per batch (instead of per round or per two rounds), one buffer. The
+//! layout changes affinely: logical trit `j` lives in slot `(a·j + b) mod 729`
+//! ([`Layout`]). A transform is one three-round batch, 18 four-round batches
+//! (the window of 15 cells fits AVX-512's 32 registers) and, for the full
+//! permutation, two more three-round batches.
 //!
-//! The fused double round runs **in place** on one buffer (half the memory of
-//! ping-pong buffers, so twice the lanes fit in L1/L2): each step writes its
-//! outputs into the slots of the inputs it has just read for the last time.
-//! The layout is then permuted: logical trit `j` lives in slot `a·j mod 729`,
-//! with `a` multiplied by 547 (= 1/4 mod 729) every double round.
+//! A PoW pass reads its block from a separate [`PowBlock`] in the first batch
+//! (the 486 zero capacity cells are a constant, not a memory write per pass),
+//! runs 75 rounds in full and the last six only for the cells the checked hash
+//! tail depends on (`zeros`, `zeros + 1`, `zeros + 3`, …, `zeros + 31` cells).
+//!
+//! One word per plane (64 lanes, the single-block `pow_score` path) keeps the
+//! two-buffer fused double round, which LLVM vectorizes across cells there.
 //!
 //! Nothing is allocated after construction.
 
@@ -342,6 +351,7 @@ fn batches<const N: usize>(
 /// state so that a pass does not have to write the 486 zero cells of the
 /// capacity: the first batch reads them as a constant.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))] // no cell straddles a cache line (N a power of two)
 pub struct PowBlock<const N: usize> {
     /// Positions 0..243, then one all-zero cell.
     cells: [Cell<N>; HASH_LEN + 1],
@@ -680,11 +690,13 @@ impl<const N: usize> BctCurl<N> {
     }
 
     /// The proof-of-work pass: the state must hold the absorbed block
-    /// (positions 0..243 set, the rest zero). Runs 80 rounds in place, then
-    /// only the last round's outputs `243−zeros..243`, and returns the lanes
-    /// whose hash ends in at least `zeros` zero trits. Afterwards the state
-    /// is scrambled: load the next block into every cell (as
-    /// [`Self::cells_mut`] users do) or [`Self::reset`] before reuse.
+    /// (positions 0..243 set, the rest zero). Runs the rounds in place, the
+    /// last ones only for the cells behind the hash trits `243−zeros..243`,
+    /// and returns the lanes whose hash ends in at least `zeros` zero trits.
+    /// [`Self::pow_pass_block`] does the same without loading the state
+    /// first. Afterwards the state is scrambled: load the next block into
+    /// every cell (as [`Self::cells_mut`] users do) or [`Self::reset`] before
+    /// reuse.
     pub fn pow_pass(&mut self, zeros: usize) -> [u64; N] {
         if N == 1 {
             rounds_80_pp(&mut self.state.0, &mut self.scratch.0);
