@@ -17,7 +17,7 @@ pub mod ternary;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bitsliced::{BctCurl, Cell};
+use bitsliced::{BctCurl, Cell, PowBlock};
 use curl::HASH_LEN;
 use ternary::Trit;
 
@@ -31,7 +31,7 @@ const DIGEST_TRITS: usize = 32 * b1t6::TRITS_PER_BYTE;
 const NONCE_TRITS: usize = NONCE_LEN * b1t6::TRITS_PER_BYTE;
 
 /// `u64` words per lane vector in the search kernel (`64·LANE_WORDS` nonces per pass).
-pub const LANE_WORDS: usize = 4;
+pub const LANE_WORDS: usize = 8;
 /// Nonces hashed per pass of the search kernel.
 pub const LANES: usize = 64 * LANE_WORDS;
 
@@ -141,7 +141,7 @@ fn low_byte_table() -> LowByteTable {
 /// A reusable nonce searcher over the bit-sliced kernel (allocates once).
 pub struct Searcher {
     curl: BctCurl<LANE_WORDS>,
-    digest: [Cell<LANE_WORDS>; DIGEST_TRITS],
+    block: Box<PowBlock<LANE_WORDS>>,
     low: LowByteTable,
 }
 
@@ -156,19 +156,18 @@ impl Searcher {
     pub fn new() -> Self {
         Self {
             curl: BctCurl::new(),
-            digest: [Cell::ZERO_TRIT; DIGEST_TRITS],
+            block: Box::default(),
             low: low_byte_table(),
         }
     }
 
-    /// Loads the Curl input of nonces `base..base+LANES` (`base` a multiple of 64).
+    /// Loads the nonce trits of nonces `base..base+LANES` (`base` a multiple
+    /// of 64) into the block; the digest part is set by [`Self::set_digest`].
     fn load(&mut self, base: u64) {
         let low = &self.low;
-        let cells = self.curl.cells_mut();
-        let (head, rest) = cells.split_at_mut(DIGEST_TRITS);
-        head.copy_from_slice(&self.digest);
-        let (nonce, tail) = rest.split_at_mut(NONCE_TRITS);
-        tail.fill(Cell::ZERO_TRIT);
+        let cells = self.block.cells_mut();
+        let (_, rest) = cells.split_at_mut(DIGEST_TRITS);
+        let (nonce, _) = rest.split_at_mut(NONCE_TRITS);
         for w in 0..LANE_WORDS {
             let word_base = base.wrapping_add(64 * w as u64);
             let top = ((word_base >> 6) & 3) as usize;
@@ -200,13 +199,13 @@ impl Searcher {
     pub fn pass(&mut self, digest: &[u8; 32], base: u64, zeros: usize) -> [u64; LANE_WORDS] {
         self.set_digest(digest);
         self.load(base & !63);
-        self.curl.pow_pass(zeros)
+        self.curl.pow_pass_block(&self.block, zeros)
     }
 
     fn set_digest(&mut self, digest: &[u8; 32]) {
         for (i, b) in digest.iter().enumerate() {
             for (k, t) in b1t6::byte_trits(*b).iter().enumerate() {
-                if let Some(c) = self.digest.get_mut(i * 6 + k) {
+                if let Some(c) = self.block.cells_mut().get_mut(i * 6 + k) {
                     *c = Cell::splat(*t);
                 }
             }
@@ -236,7 +235,7 @@ impl Searcher {
                 return None;
             }
             self.load(base);
-            let hit = self.curl.pow_pass(zeros);
+            let hit = self.curl.pow_pass_block(&self.block, zeros);
             for (w, bits) in hit.iter().enumerate() {
                 let mut bits = *bits;
                 while bits != 0 {
