@@ -38,8 +38,8 @@ fn main() -> ExitCode {
             };
             match runtime.block_on(run::run(config)) {
                 Ok(()) => ExitCode::SUCCESS,
+                // Once on stderr (where the log goes too), not twice.
                 Err(e) => {
-                    tracing::error!("{e}");
                     eprintln!("ledger-node: {e}");
                     ExitCode::FAILURE
                 }
