@@ -498,17 +498,15 @@ mod tests {
     const OUTPUT: &str = r#"{"type":3,"amount":"1000","unlockConditions":[{"type":0,"address":{"type":0,"pubKeyHash":"0x1111111111111111111111111111111111111111111111111111111111111111"}}]}"#;
 
     #[test]
-    fn type_anywhere_in_the_object_gives_the_same_value() {
-        let first: Output<'static> = serde_json::from_str(OUTPUT).unwrap();
+    fn type_anywhere_in_the_object_gives_the_same_value() -> Result<(), serde_json::Error> {
+        let first: Output<'static> = serde_json::from_str(OUTPUT)?;
         let moved = r#"{"amount":"1000","unlockConditions":[{"address":{"pubKeyHash":"0x1111111111111111111111111111111111111111111111111111111111111111","type":0},"type":0}],"type":3}"#;
-        let last: Output<'static> = serde_json::from_str(moved).unwrap();
+        let last: Output<'static> = serde_json::from_str(moved)?;
         assert_eq!(first, last);
         // Through a Value (buffered path all the way down) too.
-        let value: serde_json::Value = serde_json::from_str(moved).unwrap();
-        assert_eq!(
-            serde_json::from_value::<Output<'static>>(value).unwrap(),
-            first
-        );
+        let value: serde_json::Value = serde_json::from_str(moved)?;
+        assert_eq!(serde_json::from_value::<Output<'static>>(value)?, first);
+        Ok(())
     }
 
     #[test]
