@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload,
-    Transaction, Unlock, UnlockCondition, UtxoInput,
+    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, Transaction,
+    Unlock, UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -22,12 +22,7 @@ const TXS: usize = 10_000;
 const AMOUNT: u64 = 1_000_000;
 
 fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::Basic(BasicOutput {
-        amount,
-        native_tokens: vec![],
-        unlock_conditions: vec![UnlockCondition::Address(Address::Ed25519(Hash32::from(to)))],
-        features: vec![],
-    })
+    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
 }
 
 /// A genesis with `n` outputs of `AMOUNT`, each on its own key's address.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload,
-    TaggedData, Transaction, Unlock, UnlockCondition, UtxoInput,
+    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, TaggedData,
+    Transaction, Unlock, UtxoInput,
 };
 use ledger_codec::types::{Bytes, Hash32};
 use ledger_codec::Codec;
@@ -37,12 +37,7 @@ fn open(dir: &std::path::Path) -> Arc<Engine> {
 }
 
 fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::Basic(BasicOutput {
-        amount,
-        native_tokens: vec![],
-        unlock_conditions: vec![UnlockCondition::Address(Address::Ed25519(Hash32::from(to)))],
-        features: vec![],
-    })
+    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
 }
 
 fn tagged(engine: &Engine, tag: &[u8]) -> Vec<u8> {

@@ -8,8 +8,8 @@ use proptest::prelude::*;
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, BasicOutput, Block, Ed25519Signature, Essence, Output, Payload,
-    Transaction, Unlock, UnlockCondition, UtxoInput,
+    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, Transaction,
+    Unlock, UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -54,12 +54,7 @@ fn keys() -> Vec<SigningKey> {
 }
 
 fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::Basic(BasicOutput {
-        amount,
-        native_tokens: vec![],
-        unlock_conditions: vec![UnlockCondition::Address(Address::Ed25519(Hash32::from(to)))],
-        features: vec![],
-    })
+    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
 }
 
 fn genesis(keys: &[SigningKey]) -> Genesis {

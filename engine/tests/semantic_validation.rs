@@ -84,12 +84,7 @@ fn basic_full(
 }
 
 fn basic(amount: u64, owner: Address<'static>) -> Output<'static> {
-    basic_full(
-        amount,
-        vec![],
-        vec![UnlockCondition::Address(owner)],
-        vec![],
-    )
+    Output::basic(amount, owner)
 }
 
 fn basic_nt(

@@ -11,8 +11,8 @@ use std::borrow::Cow;
 
 use ledger_codec::ed25519::{ed25519_address, SigningKey};
 use ledger_codec::stardust::{
-    inputs_commitment, Address, BasicOutput, Ed25519Signature, Essence, Output, OutputId,
-    ProtocolParameters, RentStructure, Transaction, Unlock, UnlockCondition,
+    inputs_commitment, Address, Ed25519Signature, Essence, Output, OutputId, ProtocolParameters,
+    RentStructure, Transaction, Unlock,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -52,14 +52,7 @@ fn validate(tx: &Transaction<'_>, inputs: &[(OutputId, Output<'_>)]) -> Result<(
 }
 
 fn basic(amount: u64, pub_key_hash: [u8; 32]) -> Output<'static> {
-    Output::Basic(BasicOutput {
-        amount,
-        native_tokens: vec![],
-        unlock_conditions: vec![UnlockCondition::Address(Address::Ed25519(Hash32::owned(
-            pub_key_hash,
-        )))],
-        features: vec![],
-    })
+    Output::basic(amount, Address::Ed25519(Hash32::owned(pub_key_hash)))
 }
 
 #[test]

@@ -782,6 +782,16 @@ fn owned_list<T, U>(v: Vec<T>, f: impl Fn(T) -> U) -> Vec<U> {
 }
 
 impl<'a> Output<'a> {
+    /// A Basic output of `amount` owned by `address`, with nothing else (the common transfer).
+    pub fn basic(amount: u64, address: Address<'a>) -> Self {
+        Output::Basic(BasicOutput {
+            amount,
+            native_tokens: Vec::new(),
+            unlock_conditions: vec![UnlockCondition::Address(address)],
+            features: Vec::new(),
+        })
+    }
+
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
