@@ -409,6 +409,20 @@ proptest! {
     }
 
     #[test]
+    fn reused_searcher_equals_fresh(digest in any::<[u8; 32]>(), bases in proptest::collection::vec(any::<u64>(), 1..4)) {
+        // One searcher over consecutive passes and jumps (only changed nonce
+        // bytes are rebuilt) gives the same hits as a fresh one per pass.
+        let mut reused = pow::Searcher::new();
+        for b in bases {
+            let b = b & !(pow::LANES as u64 - 1);
+            for base in [b, b.wrapping_add(pow::LANES as u64), b.wrapping_add(3 * pow::LANES as u64)] {
+                let want = pow::Searcher::new().pass(&digest, base, 1);
+                prop_assert_eq!(reused.pass(&digest, base, 1), want, "base {}", base);
+            }
+        }
+    }
+
+    #[test]
     fn bitsliced_block_zeros_equal_scalar(body in proptest::collection::vec(any::<u8>(), 0..300), nonce in any::<u64>()) {
         let mut block = body;
         block.extend_from_slice(&nonce.to_le_bytes());

@@ -143,6 +143,10 @@ pub struct Searcher {
     curl: BctCurl<LANE_WORDS>,
     block: Box<PowBlock<LANE_WORDS>>,
     low: LowByteTable,
+    /// Per 64-lane word, the nonce bytes (of its first lane) whose trits the
+    /// block holds; `None` before the first load. Consecutive passes change
+    /// only the low bytes, so only those are rebuilt.
+    loaded: [Option<[u8; NONCE_LEN]>; LANE_WORDS],
 }
 
 impl Default for Searcher {
@@ -158,6 +162,7 @@ impl Searcher {
             curl: BctCurl::new(),
             block: Box::default(),
             low: low_byte_table(),
+            loaded: [None; LANE_WORDS],
         }
     }
 
@@ -168,11 +173,17 @@ impl Searcher {
         let cells = self.block.cells_mut();
         let (_, rest) = cells.split_at_mut(DIGEST_TRITS);
         let (nonce, _) = rest.split_at_mut(NONCE_TRITS);
-        for w in 0..LANE_WORDS {
+        for (w, loaded) in self.loaded.iter_mut().enumerate() {
             let word_base = base.wrapping_add(64 * w as u64);
             let top = ((word_base >> 6) & 3) as usize;
             let bytes = word_base.to_le_bytes();
+            let before = loaded.replace(bytes);
             for (byte_index, byte) in bytes.iter().enumerate() {
+                // Unchanged bytes keep their trits (byte 0's are its top two
+                // bits' lane patterns, so equal bytes give equal cells too).
+                if before.and_then(|b| b.get(byte_index).copied()) == Some(*byte) {
+                    continue;
+                }
                 let trits = b1t6::byte_trits(*byte);
                 for (k, trit) in trits.iter().enumerate() {
                     let Some(cell) = nonce.get_mut(byte_index * 6 + k) else {
