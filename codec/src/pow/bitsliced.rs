@@ -112,7 +112,7 @@ const _: () = assert!(STATE_LEN % STEPS == 1);
 /// Three-round batches after the four-round ones in a full transform
 /// (3 + 18·4 + 2·3 = 81 rounds).
 const MORE_81: usize = 2;
-const _: () = assert!(BATCH + 18 * 4 + MORE_81 * BATCH == ROUNDS);
+const _: () = assert!(BATCH + BATCHES4 * 4 + MORE_81 * BATCH == ROUNDS);
 
 /// Where the state lives in the buffer: logical trit `j` is in slot
 /// `(a·j + b) mod 729`.
@@ -174,6 +174,43 @@ struct Window<const N: usize> {
     u: Cell<N>,
 }
 
+/// Runs `$step(p)` on the 729 slots `$start, $start + $stride, …` (mod 729)
+/// in order: the streaming loop of every batch. A macro, not a function
+/// taking a closure: LLVM leaves such a closure out of line, where it runs
+/// without the AVX-512 features of the multiversioned caller (20× slower).
+macro_rules! stream {
+    ($start:expr, $stride:expr, |$p:ident| $step:expr) => {{
+        let stride = $stride;
+        let mut $p = $start;
+        macro_rules! one {
+            () => {
+                $step;
+                $p += stride;
+                if $p >= STATE_LEN {
+                    $p -= STATE_LEN;
+                }
+            };
+        }
+        for _ in 0..STATE_LEN / STEPS {
+            // Keeps the loop vectorizer from turning steps into gathers; the
+            // words of a cell are vectorized instead.
+            std::hint::black_box(());
+            // Written out: LLVM does not unroll eight wide steps by itself,
+            // and the rolled loop pays register moves for the window.
+            one!();
+            one!();
+            one!();
+            one!();
+            one!();
+            one!();
+            one!();
+            one!();
+        }
+        // 729 = 8·91 + 1.
+        $step;
+    }};
+}
+
 /// Step `i` of a batch: loads `x0(i+5)` from slot `p`, computes `x1(i+1)`,
 /// `x2(i+1)`, the output `x3(i)`, and stores it into slot `p` (just read for
 /// the only time).
@@ -220,32 +257,9 @@ fn batch<const N: usize, L: Fn(&[Cell<N>; BUF], usize) -> Cell<N>>(
         v: [sbox(&x0(s, m1), &x0(s, 3)), x1_0],
         u: sbox(&x1_0, &x1_m2),
     };
-    let stride = lay.a * G0 % STATE_LEN;
-    let mut p = lay.slot(G0 * AHEAD);
-    let mut one = |s: &mut [Cell<N>; BUF]| {
-        step(s, &load, p, &mut win);
-        p += stride;
-        if p >= STATE_LEN {
-            p -= STATE_LEN;
-        }
-    };
-    for _ in 0..STATE_LEN / STEPS {
-        // Keeps the loop vectorizer from turning steps into gathers; the
-        // words of a cell are vectorized instead.
-        std::hint::black_box(());
-        // Written out: LLVM does not unroll eight wide steps by itself, and
-        // the rolled loop pays register moves for the window.
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-    }
-    // 729 = 8·91 + 1.
-    one(s);
+    stream!(lay.slot(G0 * AHEAD), lay.a * G0 % STATE_LEN, |p| step(
+        s, &load, p, &mut win
+    ));
 }
 
 /// `364⁴ mod 729`: logical stride of the sequence a four-round batch reads.
@@ -321,27 +335,9 @@ fn batch4<const N: usize>(s: &mut [Cell<N>; BUF], lay: Layout) {
         w2: [x2(s, lay, STATE_LEN - 1), x2(s, lay, 0)],
         w3: x3(s, lay, STATE_LEN),
     };
-    let stride = lay.a * G4 % STATE_LEN;
-    let mut p = lay.slot(G4 * AHEAD);
-    let mut one = |s: &mut [Cell<N>; BUF]| {
-        step4(s, p, &mut win);
-        p += stride;
-        if p >= STATE_LEN {
-            p -= STATE_LEN;
-        }
-    };
-    for _ in 0..STATE_LEN / STEPS {
-        std::hint::black_box(());
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-        one(s);
-    }
-    one(s);
+    stream!(lay.slot(G4 * AHEAD), lay.a * G4 % STATE_LEN, |p| step4(
+        s, p, &mut win
+    ));
 }
 
 /// One three-round batch (reading the block if given), the 18 four-round

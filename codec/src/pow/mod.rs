@@ -143,10 +143,10 @@ pub struct Searcher {
     curl: BctCurl<LANE_WORDS>,
     block: Box<PowBlock<LANE_WORDS>>,
     low: LowByteTable,
-    /// Per 64-lane word, the nonce bytes (of its first lane) whose trits the
-    /// block holds; `None` before the first load. Consecutive passes change
-    /// only the low bytes, so only those are rebuilt.
-    loaded: [Option<[u8; NONCE_LEN]>; LANE_WORDS],
+    /// Per 64-lane word, the nonce (of its first lane) whose trits the block
+    /// holds; `None` before the first load. Consecutive passes change only
+    /// the low bytes, so only those are rebuilt.
+    loaded: [Option<u64>; LANE_WORDS],
 }
 
 impl Default for Searcher {
@@ -177,11 +177,12 @@ impl Searcher {
             let word_base = base.wrapping_add(64 * w as u64);
             let top = ((word_base >> 6) & 3) as usize;
             let bytes = word_base.to_le_bytes();
-            let before = loaded.replace(bytes);
+            // Bits that differ from the nonce the block holds (all at first).
+            let changed = loaded.replace(word_base).map_or(!0, |b| b ^ word_base);
             for (byte_index, byte) in bytes.iter().enumerate() {
                 // Unchanged bytes keep their trits (byte 0's are its top two
                 // bits' lane patterns, so equal bytes give equal cells too).
-                if before.and_then(|b| b.get(byte_index).copied()) == Some(*byte) {
+                if (changed >> (8 * byte_index)) & 0xff == 0 {
                     continue;
                 }
                 let trits = b1t6::byte_trits(*byte);
