@@ -23,6 +23,9 @@ pub enum EngineError {
     /// Stored state contradicts itself (a bug or a damaged store).
     #[error("inconsistent state: {0}")]
     Inconsistent(String),
+    /// The coordinator settings contradict each other.
+    #[error("coordinator settings: {0}")]
+    Config(String),
     /// The coordinator is not enabled on this node.
     #[error("the coordinator is not enabled on this node")]
     NoCoordinator,

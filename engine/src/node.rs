@@ -229,6 +229,22 @@ impl Engine {
         if let Some(k) = &coordinator {
             coordinator_keys.push(k.public_key());
         }
+        // A milestone carries each key's signature at most once (keys strictly
+        // ascending), so only distinct keys count towards the threshold.
+        coordinator_keys.sort_unstable();
+        coordinator_keys.dedup();
+        let threshold = config.milestone_threshold;
+        if threshold == 0 {
+            return Err(EngineError::Config(
+                "the milestone threshold must be at least 1".into(),
+            ));
+        }
+        if !coordinator_keys.is_empty() && threshold > coordinator_keys.len() {
+            return Err(EngineError::Config(format!(
+                "a milestone threshold of {threshold} exceeds the {} distinct coordinator keys",
+                coordinator_keys.len()
+            )));
+        }
         let g = &config.genesis;
         let scoring = TipScoring {
             below_max_depth: u32::from(g.params.below_max_depth),
@@ -271,7 +287,7 @@ impl Engine {
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,
-            threshold: config.milestone_threshold.max(1),
+            threshold,
             pow_workers: config.pow_workers,
             state: RwLock::new(State {
                 tangle,

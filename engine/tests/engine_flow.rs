@@ -290,3 +290,28 @@ fn rejects_invalid_blocks_with_their_reason() {
         Err(SubmitError::Invalid(_))
     ));
 }
+
+#[test]
+fn milestone_threshold_counts_distinct_keys() {
+    // A repeated key counts once: a milestone can carry its signature only once.
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = EngineConfig::dev(dir.path());
+    c.coordinator = false;
+    c.coordinator_public_keys = vec![[7; 32], [7; 32]];
+    c.milestone_threshold = 2;
+    let Err(err) = Engine::open(c.clone()) else {
+        panic!("threshold above distinct keys accepted")
+    };
+    assert!(
+        err.to_string().contains("2 exceeds the 1 distinct"),
+        "{err}"
+    );
+    c.milestone_threshold = 0;
+    let Err(err) = Engine::open(c.clone()) else {
+        panic!("threshold 0 accepted")
+    };
+    assert!(err.to_string().contains("at least 1"), "{err}");
+    c.coordinator_public_keys = vec![[7; 32], [9; 32]];
+    c.milestone_threshold = 2;
+    assert!(Engine::open(c).is_ok());
+}

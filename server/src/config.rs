@@ -147,6 +147,15 @@ impl NodeConfig {
             .filter(|k| !k.is_empty())
             .map(parse_public_key)
             .collect::<Result<Vec<_>, _>>()?;
+        let mut distinct = coordinator_public_keys.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() < coordinator_public_keys.len() {
+            return Err(ConfigError::Invalid {
+                name: "coordinator-public-keys",
+                reason: "a key is listed twice (a milestone signature counts once per key)",
+            });
+        }
         let signers = coordinator_public_keys.len() + usize::from(coordinator);
         let milestone_threshold = match args.milestone_threshold {
             Some(0) => {

@@ -174,10 +174,16 @@ fn a_follower_applies_the_milestones_of_an_external_coordinator() {
 
 #[test]
 fn bad_coordinator_settings_are_refused_at_start() {
-    let cases: [(&[&str], &str); 4] = [
+    let key = format!("0x{}", "ab".repeat(32));
+    let twice = format!("--coordinator-public-keys={key},{key}");
+    let cases: [(&[&str], &str); 5] = [
         (
             &["--no-coordinator", "--coordinator-public-keys=0x1234"],
             "coordinator-public-keys",
+        ),
+        (
+            &["--no-coordinator", &twice, "--milestone-threshold=2"],
+            "listed twice",
         ),
         (&["--milestone-threshold=2"], "milestone-threshold"),
         (&["--milestone-threshold=0"], "milestone-threshold"),
