@@ -359,29 +359,41 @@ struct SyncState {
     waiters: Vec<(u64, Waiter)>,
 }
 
+/// Waiters taken out of the sync state, to be called outside its lock.
+struct Ready {
+    waiters: Vec<(u64, Waiter)>,
+    synced: u64,
+}
+
 impl SyncState {
-    /// Removes the waiters whose position is synced (all of them once the log failed).
-    fn take_ready(&mut self) -> Vec<(u64, Waiter)> {
-        if self.failed {
-            return std::mem::take(&mut self.waiters);
-        }
+    /// Removes the waiters whose position is synced (all of them once the log failed
+    /// or shuts down).
+    fn take_ready(&mut self) -> Ready {
         let synced = self.synced;
-        let (ready, pending) = std::mem::take(&mut self.waiters)
-            .into_iter()
-            .partition(|(end, _)| *end <= synced);
-        self.waiters = pending;
-        ready
+        let waiters = if self.failed || self.shutdown {
+            std::mem::take(&mut self.waiters)
+        } else {
+            let (ready, pending) = std::mem::take(&mut self.waiters)
+                .into_iter()
+                .partition(|(end, _)| *end <= synced);
+            self.waiters = pending;
+            ready
+        };
+        Ready { waiters, synced }
     }
 }
 
-/// Calls `waiters` (outside any lock): `Ok` once synced, `Poisoned` if the log failed.
-fn fire(waiters: Vec<(u64, Waiter)>, failed: bool) {
-    for (_, f) in waiters {
-        f(if failed {
-            Err(LogError::Poisoned)
-        } else {
-            Ok(())
-        });
+impl Ready {
+    /// Calls each waiter: `Ok` if its position is synced, else `Poisoned` (the log
+    /// failed or is gone).
+    fn fire(self) {
+        for (end, f) in self.waiters {
+            f(if end <= self.synced {
+                Ok(())
+            } else {
+                Err(LogError::Poisoned)
+            });
+        }
     }
 }
 
@@ -671,8 +683,10 @@ impl Log {
     }
 
     /// Calls `f` once `mark` is durable (with `Err(Poisoned)` if an fsync fails first): at
-    /// once on this thread when it already is, else on the log's fsync thread, so `f` must
-    /// be quick (e.g. send on a channel).
+    /// once on this thread when it already is, else on whichever thread completes the
+    /// covering fsync (the log's fsync thread, or an appender that poisons the log while
+    /// holding its writer lock), so `f` must be quick (e.g. send on a channel), must not
+    /// panic and must not call into the log.
     pub fn on_durable(&self, mark: Durable, f: impl FnOnce(Result<(), LogError>) + Send + 'static) {
         let inner = &*self.inner;
         if !matches!(inner.config.durability, Durability::Group { .. }) {
@@ -683,18 +697,17 @@ impl Log {
             });
         }
         let mut s = lock(&inner.sync);
-        if s.failed {
-            drop(s);
-            return f(Err(LogError::Poisoned));
-        }
         if s.synced >= mark.0 {
             drop(s);
             return f(Ok(()));
         }
+        if s.failed {
+            drop(s);
+            return f(Err(LogError::Poisoned));
+        }
+        // Fired by whatever advances `synced` past `mark` (the syncer wakes on every
+        // append, so an unsynced mark always has an fsync coming).
         s.waiters.push((mark.0, Box::new(f)));
-        drop(s);
-        // The syncer may be idle if `written` was already covered when it last looked.
-        inner.work.notify_one();
     }
 
     /// Appends a v3 block under the id the caller computed (hash and slot).
@@ -908,7 +921,7 @@ impl Log {
         let ready = s.take_ready();
         drop(s);
         inner.done.notify_all();
-        fire(ready, false);
+        ready.fire();
         Ok(())
     }
 
@@ -959,17 +972,8 @@ impl Drop for Log {
             let _ = handle.join();
         }
         // Nothing should be left; anyone still waiting learns the log is gone.
-        let mut s = lock(&self.inner.sync);
-        let left = std::mem::take(&mut s.waiters);
-        let synced = s.synced;
-        drop(s);
-        for (end, f) in left {
-            f(if end <= synced {
-                Ok(())
-            } else {
-                Err(LogError::Poisoned)
-            });
-        }
+        let left = lock(&self.inner.sync).take_ready();
+        left.fire();
     }
 }
 
@@ -987,7 +991,7 @@ impl Inner {
         let waiting = s.take_ready();
         drop(s);
         self.done.notify_all();
-        fire(waiting, true);
+        waiting.fire();
     }
 
     /// Seals the active segment and starts the next one. Order: seal frame, fsync, create the
@@ -1031,14 +1035,6 @@ impl Inner {
         loop {
             let mut s = lock(&self.sync);
             while s.written <= s.synced && !s.shutdown && !s.failed {
-                if !s.waiters.is_empty() {
-                    // Registered after their position was synced: answer them now.
-                    let ready = s.take_ready();
-                    drop(s);
-                    fire(ready, false);
-                    s = lock(&self.sync);
-                    continue;
-                }
                 s = self.work.wait(s).unwrap_or_else(PoisonError::into_inner);
             }
             if s.failed || (s.shutdown && s.written <= s.synced) {
@@ -1061,7 +1057,7 @@ impl Inner {
                     let ready = s.take_ready();
                     drop(s);
                     self.done.notify_all();
-                    fire(ready, false);
+                    ready.fire();
                 }
                 Ok((seg, Err(e))) => {
                     tracing::error!(path = %seg.path.display(), error = %e, "log fsync failed");
