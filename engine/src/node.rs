@@ -316,19 +316,29 @@ impl Engine {
                     hex32(&id)
                 )));
             };
-            Self::insert_block(&mut st, id, &block, rec.location().to_u64());
+            let tx_id = whiteflag::transaction_id(&block, rec.bytes());
+            Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64());
         }
         drop(st);
         self.confirm_pending()
     }
 
-    fn insert_block(st: &mut State, id: BlockId, block: &Block<'_>, record: u64) -> bool {
-        let (tx, ms) = match &block.payload {
-            Some(Payload::Transaction(tx)) => (Some(tx.id()), None),
-            Some(Payload::Milestone(m)) => (None, Some(m.index)),
-            _ => (None, None),
+    /// Adds a stored block to the tangle; `tx_id` is
+    /// [`whiteflag::transaction_id`], hashed before the state lock is taken.
+    fn insert_block(
+        st: &mut State,
+        id: BlockId,
+        block: &Block<'_>,
+        tx_id: Option<[u8; 32]>,
+        record: u64,
+    ) -> bool {
+        let ms = match &block.payload {
+            Some(Payload::Milestone(m)) => Some(m.index),
+            _ => None,
         };
-        let inserted = st.tangle.insert(id, block.parents.to_vec(), tx, ms, record);
+        let inserted = st
+            .tangle
+            .insert(id, block.parents.to_vec(), tx_id, ms, record);
         if let Some(index) = ms {
             if inserted && index > st.ledger.ledger_index() {
                 st.pending.entry(index).or_insert(id);
@@ -438,7 +448,11 @@ impl Engine {
             ));
         }
         self.check_block(&block, bytes)?;
-        let (appended, durable) = self.log.append_v2_nowait(bytes).map_err(internal)?;
+        let (appended, durable) = self
+            .log
+            .append_nowait(&LogId::V2(id), bytes)
+            .map_err(internal)?;
+        let tx_id = whiteflag::transaction_id(&block, bytes);
         let is_milestone = matches!(block.payload, Some(Payload::Milestone(_)));
         if is_milestone {
             self.log.wait_durable_at(durable).map_err(internal)?;
@@ -446,7 +460,7 @@ impl Engine {
         let arrived = {
             let mut st = self.write();
             let record = appended.location.to_u64();
-            let inserted = Self::insert_block(&mut st, id, &block, record);
+            let inserted = Self::insert_block(&mut st, id, &block, tx_id, record);
             let mut arrived = Vec::new();
             if inserted && whiteflag::has_signatures(&block) {
                 st.unverified.push((id, record));
@@ -788,10 +802,10 @@ impl Engine {
         };
         let bytes = block.to_bytes();
         let block_id = Block::id_of(&bytes);
-        let appended = self.log.append_v2(&bytes)?;
+        let appended = self.log.append(&LogId::V2(block_id), &bytes)?;
         {
             let mut st = self.write();
-            Self::insert_block(&mut st, block_id, &block, appended.location.to_u64());
+            Self::insert_block(&mut st, block_id, &block, None, appended.location.to_u64());
         }
         if !self.confirm_milestone_block(block_id, Some(conf))? {
             return Err(EngineError::Inconsistent(format!(
@@ -815,9 +829,9 @@ impl Engine {
         block.nonce = self.mine(body, &cancel).unwrap_or(0);
         let bytes = block.to_bytes();
         let id = Block::id_of(&bytes);
-        let appended = self.log.append_v2(&bytes)?;
+        let appended = self.log.append(&LogId::V2(id), &bytes)?;
         let mut st = self.write();
-        Self::insert_block(&mut st, id, &block, appended.location.to_u64());
+        Self::insert_block(&mut st, id, &block, None, appended.location.to_u64());
         Ok(id)
     }
 

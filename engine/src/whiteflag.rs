@@ -91,15 +91,18 @@ struct TxBlock<'a> {
     tx_id: Option<[u8; 32]>,
 }
 
-/// The id of the transaction a block carries, hashed straight from the
-/// payload bytes inside the block (no re-encoding): protocol version,
+/// The id of the transaction a block carries, if any, hashed straight from
+/// the payload bytes inside the block (no re-encoding): protocol version,
 /// parents count, parents, payload length come first, the nonce last.
-fn transaction_id(block: &Block<'_>, bytes: &[u8], tx: &Transaction<'_>) -> [u8; 32] {
+pub(crate) fn transaction_id(block: &Block<'_>, bytes: &[u8]) -> Option<[u8; 32]> {
+    let Some(Payload::Transaction(tx)) = &block.payload else {
+        return None;
+    };
     let start = 1 + 1 + 32 * block.parents.len() + 4;
-    match bytes.get(start..bytes.len().saturating_sub(8)) {
+    Some(match bytes.get(start..bytes.len().saturating_sub(8)) {
         Some(payload) => ledger_codec::hash::blake2b256(payload),
         None => tx.id(),
-    }
+    })
 }
 
 /// Reads the output bytes at `loc` (a block record in the log, or genesis).
@@ -223,8 +226,8 @@ pub fn compute(
         ))
     })?;
 
-    // Decode every block of the cone (zero-copy views into the log) and
-    // hash its transaction id, in parallel.
+    // Decode every block of the cone (zero-copy views into the log), in
+    // parallel; transaction ids were hashed when the blocks arrived.
     let blocks: Vec<TxBlock<'_>> = cone
         .par_iter()
         .map(|id| {
@@ -240,15 +243,11 @@ pub fn compute(
             let block = Block::decode(rec.bytes()).map_err(|e| {
                 EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(id)))
             })?;
-            let tx_id = match &block.payload {
-                Some(Payload::Transaction(tx)) => Some(transaction_id(&block, rec.bytes(), tx)),
-                _ => None,
-            };
             Ok(TxBlock {
                 block_id: *id,
                 record: meta.record,
                 block,
-                tx_id,
+                tx_id: meta.transaction_id,
             })
         })
         .collect::<Result<_, EngineError>>()?;

@@ -720,13 +720,20 @@ impl Log {
         self.append(&BlockId::V3(id), bytes)
     }
 
-    fn append(&self, id: &BlockId, body: &[u8]) -> Result<Appended, LogError> {
+    /// Appends under an id the caller computed already (for v2, the BLAKE2b-256 of
+    /// `body`): the engine hashes each block once.
+    pub(crate) fn append(&self, id: &BlockId, body: &[u8]) -> Result<Appended, LogError> {
         let (appended, durable) = self.append_nowait(id, body)?;
         self.wait_durable_at(durable)?;
         Ok(appended)
     }
 
-    fn append_nowait(&self, id: &BlockId, body: &[u8]) -> Result<(Appended, Durable), LogError> {
+    /// [`Log::append`] without waiting for the fsync (see [`Log::append_v2_nowait`]).
+    pub(crate) fn append_nowait(
+        &self,
+        id: &BlockId,
+        body: &[u8],
+    ) -> Result<(Appended, Durable), LogError> {
         let inner = &*self.inner;
         if inner.poisoned.load(Ordering::Acquire) {
             return Err(LogError::Poisoned);

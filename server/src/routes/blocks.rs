@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use ledger_codec::{
-    stardust::{network_id, Block, Payload},
+    stardust::{Block, Payload},
     Codec,
 };
 use ledger_engine::{
@@ -101,21 +101,28 @@ pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Resp
 }
 
 /// Whether a block's checks are cheap enough for the async thread: no payload or tagged
-/// data (read from the wire layout: version, parent count, parents, payload length, type).
+/// data.
 fn is_light(bytes: &[u8]) -> bool {
-    let Some(&parents) = bytes.get(1) else {
-        return true;
-    };
-    let at = 2 + 32 * usize::from(parents);
+    matches!(
+        payload_kind(bytes),
+        None | Some(ledger_codec::stardust::TaggedData::KIND)
+    )
+}
+
+/// The payload type read from the wire layout (version, parent count, parents, payload
+/// length, type); `None` without a payload or when the bytes are too short to say (strict
+/// decoding reports those).
+fn payload_kind(bytes: &[u8]) -> Option<u32> {
+    let at = 2 + 32 * usize::from(*bytes.get(1)?);
     let word = |i: usize| {
         bytes
             .get(i..i + 4)
             .and_then(|w| <[u8; 4]>::try_from(w).ok())
             .map(u32::from_le_bytes)
     };
-    match word(at) {
-        Some(0) | None => true,
-        Some(_) => word(at + 4) == Some(ledger_codec::stardust::TaggedData::KIND),
+    match word(at)? {
+        0 => None,
+        _ => word(at + 4),
     }
 }
 
@@ -142,7 +149,7 @@ fn auto_parents(engine: &Engine) -> Result<Vec<[u8; 32]>, ApiError> {
 /// Network id rule (before PoW, as Hornet): a transaction must name this network.
 fn check_network(engine: &Engine, block: &Block<'_>) -> Result<(), ApiError> {
     if let Some(Payload::Transaction(tx)) = &block.payload {
-        let want = network_id(&engine.params().network_name);
+        let want = engine.params().network_id();
         if tx.essence.network_id != want {
             return Err(invalid(format!(
                 "wrong networkID: {} (this network's id is {want})",
@@ -279,9 +286,12 @@ fn from_binary(engine: &Engine, body: &[u8]) -> Result<(Vec<u8>, bool), ApiError
         }
         bytes.extend_from_slice(rest);
     }
-    // Network id needs the payload; a block that does not decode fails syntax below.
-    if let Ok(block) = Block::decode(&bytes) {
-        check_network(engine, &block)?;
+    // Network id needs a transaction's essence; a block that does not decode fails
+    // syntax below.
+    if payload_kind(&bytes) == Some(ledger_codec::stardust::Transaction::KIND) {
+        if let Ok(block) = Block::decode(&bytes) {
+            check_network(engine, &block)?;
+        }
     }
     Ok((bytes, no_parents))
 }
