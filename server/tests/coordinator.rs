@@ -34,12 +34,7 @@ fn coordinator_public_key() -> String {
 }
 
 fn post_json(node: &TestNode, block: &Value) -> String {
-    node.post(
-        BLOCKS,
-        &[("content-type", JSON_CT)],
-        block.to_string().as_bytes(),
-    )
-    .created_id()
+    node.post_json(BLOCKS, block).created_id()
 }
 
 /// The binary blocks of `tip`'s past cone on `node`, parents before children.
@@ -191,16 +186,7 @@ fn bad_coordinator_settings_are_refused_at_start() {
     ];
     for (args, needle) in cases {
         let dir = tempfile::tempdir().expect("temp dir");
-        let data = dir.path().join("data");
-        let mut all = vec![
-            "run",
-            "--api-bind=127.0.0.1:0",
-            "--data-dir",
-            data.to_str().expect("utf-8"),
-        ];
-        all.extend_from_slice(args);
-        let (status, _out, err) = common::run_cli(&all);
-        assert!(!status.success(), "{args:?} started");
+        let err = common::run_fails(&dir.path().join("data"), args);
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }

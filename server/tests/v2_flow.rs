@@ -24,12 +24,7 @@ fn bearer(node: &TestNode) -> String {
 
 /// Posts a JSON block and returns its id (asserting 201, Location and body).
 fn post_json(node: &TestNode, block: &Value) -> String {
-    let reply = node.post(
-        BLOCKS,
-        &[("content-type", JSON_CT)],
-        block.to_string().as_bytes(),
-    );
-    assert_created(&reply)
+    assert_created(&node.post_json(BLOCKS, block))
 }
 
 fn assert_created(reply: &common::Reply) -> String {

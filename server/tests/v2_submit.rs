@@ -15,11 +15,7 @@ fn start() -> TestNode {
 }
 
 fn post_json(node: &TestNode, block: &Value) -> Reply {
-    node.post(
-        BLOCKS,
-        &[("content-type", JSON_CT)],
-        block.to_string().as_bytes(),
-    )
+    node.post_json(BLOCKS, block)
 }
 
 fn post_binary(node: &TestNode, bytes: &[u8]) -> Reply {

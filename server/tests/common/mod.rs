@@ -114,6 +114,21 @@ pub fn run_cli(args: &[&str]) -> (ExitStatus, String, String) {
     )
 }
 
+/// Runs `ledger-node run` on a loopback ephemeral port in `data_dir` with `args`, asserts
+/// that it refuses to start, and returns its stderr.
+pub fn run_fails(data_dir: &Path, args: &[&str]) -> String {
+    let mut all = vec![
+        "run",
+        "--api-bind=127.0.0.1:0",
+        "--data-dir",
+        data_dir.to_str().expect("utf-8"),
+    ];
+    all.extend_from_slice(args);
+    let (status, _out, err) = run_cli(&all);
+    assert!(!status.success(), "started with {args:?}: {err}");
+    err
+}
+
 /// Prints a token with `ledger-node tools jwt --data-dir DIR`.
 pub fn jwt_for(data_dir: &Path) -> String {
     let dir = data_dir.to_str().expect("utf-8 path");
@@ -243,33 +258,46 @@ impl TestNode {
         self.get_with(path, &[])
     }
 
-    /// `POST path` with a body and extra headers (set `content-type` there).
-    pub fn post(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    /// A `POST path` request with extra headers.
+    fn post_request(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
         let mut request = self.agent.post(&self.url(path));
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        reply(request.send(body))
+        request
+    }
+
+    /// `POST path` with a body and extra headers (set `content-type` there).
+    pub fn post(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        reply(self.post_request(path, headers).send(body))
+    }
+
+    /// `POST path` with `value` as its JSON body.
+    pub fn post_json(&self, path: &str, value: &serde_json::Value) -> Reply {
+        self.post(
+            path,
+            &[("content-type", "application/json")],
+            value.to_string().as_bytes(),
+        )
     }
 
     /// `POST path` like [`TestNode::post`], `None` when the connection fails (a node being
     /// killed).
     pub fn try_post(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Option<Reply> {
-        let mut request = self.agent.post(&self.url(path));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        try_reply(request.send(body)).ok()
+        try_reply(self.post_request(path, headers).send(body)).ok()
     }
 
     /// `POST path` with a body sent chunked (no `Content-Length`) and extra headers.
     pub fn post_chunked(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-        let mut request = self.agent.post(&self.url(path));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
         let mut reader = body;
-        reply(request.send(ureq::SendBody::from_reader(&mut reader)))
+        reply(
+            self.post_request(path, headers)
+                .send(ureq::SendBody::from_reader(&mut reader)),
+        )
     }
 
     /// A request with any method and no body.
@@ -298,12 +326,7 @@ impl TestNode {
 
     /// Sends SIGKILL without waiting (other threads may still be talking to the node).
     pub fn send_kill_9(&self) {
-        let status = Command::new("kill")
-            .arg("-KILL")
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -KILL failed");
+        self.signal("KILL");
     }
 
     /// Sends SIGINT and waits for the exit status.
@@ -312,7 +335,7 @@ impl TestNode {
         self.child.wait().expect("wait for ledger-node")
     }
 
-    fn signal(&mut self, name: &str) {
+    fn signal(&self, name: &str) {
         let status = Command::new("kill")
             .arg(format!("-{name}"))
             .arg(self.child.id().to_string())
