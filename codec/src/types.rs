@@ -211,24 +211,34 @@ pub mod u64_str {
 
     /// Deserializes from `"123"` (a JSON number is accepted too).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = u64;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a u64 as a decimal string")
-            }
-            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<u64, E> {
-                Ok(n)
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<u64, E> {
-                if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(E::custom(format!("{s:?} is not a decimal u64")));
-                }
-                s.parse::<u64>()
-                    .map_err(|_| E::custom(format!("{s:?} does not fit in u64")))
-            }
+        d.deserialize_any(DecimalU64 { numbers: true })
+    }
+}
+
+/// Reads a `u64` written as a decimal string, borrowed (no allocation); a JSON
+/// number too when `numbers` (v2 accepts one, v3 does not).
+pub(crate) struct DecimalU64 {
+    pub(crate) numbers: bool,
+}
+
+impl serde::de::Visitor<'_> for DecimalU64 {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a u64 as a decimal string")
+    }
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<u64, E> {
+        if self.numbers {
+            Ok(n)
+        } else {
+            Err(E::custom("u64 values must be decimal strings"))
         }
-        d.deserialize_any(V)
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<u64, E> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(E::custom(format!("{s:?} is not a decimal u64")));
+        }
+        s.parse::<u64>()
+            .map_err(|_| E::custom(format!("{s:?} does not fit in u64")))
     }
 }
 

@@ -17,17 +17,9 @@ pub mod u64_str {
         s.collect_str(v)
     }
 
-    /// Deserializes from `"123"` only.
+    /// Deserializes from `"123"` only (borrowed: no allocation per value).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        let s = Cow::<'de, str>::deserialize(d)
-            .map_err(|_| D::Error::custom("u64 values must be decimal strings"))?;
-        if s.is_empty() || s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(D::Error::custom(format!(
-                "{s:?} is not a decimal u64 string"
-            )));
-        }
-        s.parse::<u64>()
-            .map_err(|_| D::Error::custom(format!("{s:?} does not fit in u64")))
+        d.deserialize_any(crate::types::DecimalU64 { numbers: false })
     }
 }
 
