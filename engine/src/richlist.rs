@@ -57,8 +57,6 @@ pub struct RichList {
     dict: AddressDict,
     // Current balance by address id (0: holds nothing).
     balances: Vec<u64>,
-    // Addresses with a non-zero balance.
-    holders: usize,
     // (balance descending, address bytes, id) of every non-zero balance.
     order: BTreeSet<(Reverse<u64>, AddressKey, u32)>,
     history: VecDeque<MilestoneDelta>,
@@ -99,7 +97,6 @@ impl RichList {
         Self {
             dict: AddressDict::default(),
             balances: Vec::new(),
-            holders: 0,
             order: BTreeSet::new(),
             history: VecDeque::new(),
             oldest: index,
@@ -128,12 +125,12 @@ impl RichList {
 
     /// Number of addresses with a non-zero balance.
     pub fn len(&self) -> usize {
-        self.holders
+        self.order.len()
     }
 
     /// True when no address holds anything.
     pub fn is_empty(&self) -> bool {
-        self.holders == 0
+        self.order.is_empty()
     }
 
     /// The dense id of `address`, adding it (with balance 0) when new.
@@ -234,11 +231,9 @@ impl RichList {
         let before = std::mem::replace(slot, after);
         if before != 0 {
             self.order.remove(&(Reverse(before), address, id));
-            self.holders -= 1;
         }
         if after != 0 {
             self.order.insert((Reverse(after), address, id));
-            self.holders += 1;
         }
     }
 
@@ -300,7 +295,7 @@ impl RichList {
             .filter(|(_, _, id)| !touched.contains(*id))
             .map(|(b, a, _)| (*b, *a))
             .peekable();
-        let mut out = Vec::with_capacity(n.min(self.holders.saturating_add(old.len())));
+        let mut out = Vec::with_capacity(n.min(self.order.len().saturating_add(old.len())));
         while out.len() < n {
             let next = match (current.peek(), old.peek()) {
                 (Some(c), Some(o)) if c <= o => current.next(),
