@@ -418,6 +418,23 @@ pub mod tagged {
         deserialize::<D, Fixed<T, N>>(d).map(|f| f.0)
     }
 
+    impl<'de, T: Deserialize<'de>, const N: u32> Deserialize<'de> for Fixed<T, N> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            deserialize::<D, Self>(d)
+        }
+    }
+
+    /// [`deserialize_fixed`] for an optional field (`null` or absent is `None`),
+    /// streamed like the required form.
+    ///
+    /// # Errors
+    /// As [`deserialize_fixed`].
+    pub fn deserialize_fixed_opt<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: u32>(
+        d: D,
+    ) -> std::result::Result<Option<T>, D::Error> {
+        Option::<Fixed<T, N>>::deserialize(d).map(|o| o.map(|f| f.0))
+    }
+
     /// A key of a tagged object: `"type"` or another.
     enum Key {
         Type,

@@ -82,7 +82,7 @@ macro_rules! typed_serde {
 
         #[allow(dead_code)]
         pub(crate) mod $opt {
-            use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
+            use serde::{de::DeserializeOwned, Deserializer, Serialize, Serializer};
 
             pub(crate) fn serialize<S: Serializer, T: Serialize>(
                 v: &Option<T>,
@@ -97,13 +97,7 @@ macro_rules! typed_serde {
             pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
                 d: D,
             ) -> Result<Option<T>, D::Error> {
-                let v = Option::<serde_json::Value>::deserialize(d)?;
-                match v {
-                    None => Ok(None),
-                    Some(v) => super::$name::deserialize(v)
-                        .map(Some)
-                        .map_err(serde::de::Error::custom),
-                }
+                crate::types::tagged::deserialize_fixed_opt::<D, T, $ty>(d)
             }
         }
     };
