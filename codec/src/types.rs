@@ -560,13 +560,13 @@ mod tests {
         ];
         for (json, needle) in cases {
             let err = serde_json::from_str::<Output<'static>>(json)
-                .expect_err(json)
+                .expect_err(json) // ok: test code
                 .to_string();
             assert!(err.contains(needle), "{json}: {err}");
         }
         // An unknown field after the type is still refused.
         let extra = OUTPUT.replacen("\"amount\"", "\"bogus\":1,\"amount\"", 1);
-        let err = serde_json::from_str::<Output<'static>>(&extra).unwrap_err();
+        let err = serde_json::from_str::<Output<'static>>(&extra).unwrap_err(); // ok: test code
         assert!(err.to_string().contains("bogus"), "{err}");
         // Blocks decode through the streaming path from a string.
         let block = format!(

@@ -73,6 +73,14 @@ impl<const N: usize> Cell<N> {
     pub fn zero_lanes(&self) -> [u64; N] {
         std::array::from_fn(|k| self.lo[k] & self.hi[k])
     }
+
+    /// Clears in `hit` the lanes that do not hold 0.
+    #[inline(always)]
+    fn keep_zero_lanes(&self, hit: &mut [u64; N]) {
+        for (h, z) in hit.iter_mut().zip(self.zero_lanes()) {
+            *h &= z;
+        }
+    }
 }
 
 /// The planes of a trit.
@@ -132,21 +140,23 @@ impl Layout {
         ((self.a * (j % STATE_LEN) + self.b) % STATE_LEN) & MASK
     }
 
-    /// The layout after one [`batch`]: output `i` goes to the slot of
-    /// input `91·(i + 5)`.
-    const fn next(self) -> Self {
+    /// The layout after a batch reading stride `g` (`G0` for [`batch`], `G4`
+    /// for [`batch4`]): output `i` goes to the slot of input `g·(i + 5)`.
+    const fn after_batch(self, g: usize) -> Self {
         Self {
-            a: self.a * G0 % STATE_LEN,
-            b: (self.a * (G0 * AHEAD % STATE_LEN) + self.b) % STATE_LEN,
+            a: self.a * g % STATE_LEN,
+            b: (self.a * (g * AHEAD % STATE_LEN) + self.b) % STATE_LEN,
         }
+    }
+
+    /// The layout after one [`batch`].
+    const fn next(self) -> Self {
+        self.after_batch(G0)
     }
 
     /// The layout after one [`batch4`].
     const fn next4(self) -> Self {
-        Self {
-            a: self.a * G4 % STATE_LEN,
-            b: (self.a * (G4 * AHEAD % STATE_LEN) + self.b) % STATE_LEN,
-        }
+        self.after_batch(G4)
     }
 
     /// The layout after [`batches`] with `more` final three-round batches.
@@ -448,9 +458,7 @@ const LAYOUT_81: Layout = Layout::after(MORE_81);
 fn tail_zero_lanes<const N: usize>(s: &[Cell<N>; BUF], lay: Layout, zeros: usize) -> [u64; N] {
     let mut hit = [!0u64; N];
     for i in HASH_LEN.saturating_sub(zeros)..HASH_LEN {
-        for (h, z) in hit.iter_mut().zip(s[lay.slot(i)].zero_lanes()) {
-            *h &= z;
-        }
+        s[lay.slot(i)].keep_zero_lanes(&mut hit);
     }
     hit
 }
@@ -566,9 +574,7 @@ fn run_tail<const N: usize>(
                 sbox(&scratch[(src + a) & MASK], &scratch[(src + b) & MASK])
             };
             if t + 1 == TAIL_ROUNDS {
-                for (h, z) in hit.iter_mut().zip(c.zero_lanes()) {
-                    *h &= z;
-                }
+                c.keep_zero_lanes(&mut hit);
             } else {
                 scratch[(dst + k) & MASK] = c;
             }
@@ -723,9 +729,7 @@ impl<const N: usize> BctCurl<N> {
             let mut hit = [!0u64; N];
             for i in HASH_LEN.saturating_sub(zeros)..HASH_LEN {
                 let c = last_round_cell(&self.state.0, i);
-                for (h, z) in hit.iter_mut().zip(c.zero_lanes()) {
-                    *h &= z;
-                }
+                c.keep_zero_lanes(&mut hit);
             }
             return hit;
         }
