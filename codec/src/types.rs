@@ -35,6 +35,17 @@ pub fn parse_hex_array<const N: usize>(s: &str) -> Result<[u8; N]> {
         .map_err(|_| Error::invalid(format!("expected {N} bytes of hex, got {got}: {s:?}")))
 }
 
+/// Exactly `N` bytes of hex in a configuration value or key file: surrounding
+/// whitespace ignored, `0x` optional, either case; `None` otherwise.
+pub fn parse_config_hex<const N: usize>(s: &str) -> Option<[u8; N]> {
+    let s = s.trim();
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    hex::decode(digits).ok()?.try_into().ok()
+}
+
 /// Lowercase `0x` hex.
 pub fn to_hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(2 + bytes.len() * 2);
@@ -521,6 +532,25 @@ pub mod tagged {
 #[cfg(test)]
 mod tests {
     use crate::stardust::{Block, Output};
+
+    #[test]
+    fn config_hex_takes_optional_prefix_whitespace_and_either_case() {
+        use super::parse_config_hex;
+        let want = [0xab_u8; 4];
+        for text in ["abababab", "0xabababab", "0XABABABAB", "  0xAbAbAbAb\n"] {
+            assert_eq!(parse_config_hex::<4>(text), Some(want), "{text:?}");
+        }
+        for text in [
+            "",
+            "0x",
+            "ababab",
+            "ababababab",
+            "0xzzzzzzzz",
+            "0x 0xabababab",
+        ] {
+            assert_eq!(parse_config_hex::<4>(text), None, "{text:?}");
+        }
+    }
 
     const OUTPUT: &str = r#"{"type":3,"amount":"1000","unlockConditions":[{"type":0,"address":{"type":0,"pubKeyHash":"0x1111111111111111111111111111111111111111111111111111111111111111"}}]}"#;
 

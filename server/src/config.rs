@@ -202,13 +202,10 @@ impl NodeConfig {
 
 /// An Ed25519 public key given as 64 hex digits (0x optional, either case).
 fn parse_public_key(text: &str) -> Result<[u8; 32], ConfigError> {
-    hex::decode(text.trim_start_matches("0x"))
-        .ok()
-        .and_then(|v| <[u8; 32]>::try_from(v).ok())
-        .ok_or(ConfigError::Invalid {
-            name: "coordinator-public-keys",
-            reason: "each key must be 32 bytes as hex (64 hex digits, 0x optional)",
-        })
+    ledger_codec::types::parse_config_hex(text).ok_or(ConfigError::Invalid {
+        name: "coordinator-public-keys",
+        reason: "each key must be 32 bytes as hex (64 hex digits, 0x optional)",
+    })
 }
 
 #[cfg(test)]
