@@ -25,7 +25,7 @@ use crate::error::{EngineError, SubmitError};
 use crate::genesis::Genesis;
 use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
 use crate::richlist::{AddressKey, RichList, RichListError};
-use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScoring};
+use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputRow};
 use crate::whiteflag::{self, Confirmation};
 
@@ -305,6 +305,7 @@ impl Engine {
 
     fn replay(&self) -> Result<(), EngineError> {
         let mut st = self.write();
+        st.tangle.begin_bulk_load();
         for rec in self.log.iter() {
             let LogId::V2(id) = rec.id() else { continue };
             let Ok(block) = Block::decode(rec.bytes()) else {
@@ -317,7 +318,9 @@ impl Engine {
             Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64());
         }
         drop(st);
-        self.confirm_pending()
+        let confirmed = self.confirm_pending();
+        self.write().tangle.end_bulk_load();
+        confirmed
     }
 
     /// Adds a stored block to the tangle; `tx_id` is
@@ -882,6 +885,14 @@ impl Engine {
     /// Metadata of block `id`.
     pub fn block_meta(&self, id: &BlockId) -> Option<BlockMeta> {
         self.read().tangle.get(id).cloned()
+    }
+
+    /// Metadata of `id` with its tip score at the current CMI (`None` unless
+    /// solid and unreferenced), read under one lock.
+    pub fn block_meta_scored(&self, id: &BlockId) -> Option<(BlockMeta, Option<TipScore>)> {
+        let st = self.read();
+        let meta = st.tangle.get(id)?.clone();
+        Some((meta, st.tangle.tip_score(id)))
     }
 
     /// The ledger index, and the confirmed milestone.

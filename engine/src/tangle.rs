@@ -50,10 +50,13 @@ pub struct BlockMeta {
 /// Tip-selection parameters (Hornet's URTS defaults).
 #[derive(Debug, Clone, Copy)]
 pub struct TipScoring {
-    /// A tip whose OCRI is more than this behind the CMI is lazy.
+    /// A block whose OCRI is more than this behind the CMI is below max depth:
+    /// lazy, and refused as a parent.
     pub below_max_depth: u32,
     /// A tip whose YCRI is more than this behind the CMI is lazy.
     pub max_ycri_delta: u32,
+    /// A tip whose OCRI is more than this behind the CMI is semi-lazy.
+    pub max_ocri_delta: u32,
 }
 
 impl Default for TipScoring {
@@ -61,6 +64,48 @@ impl Default for TipScoring {
         Self {
             below_max_depth: 15,
             max_ycri_delta: 8,
+            max_ocri_delta: 13,
+        }
+    }
+}
+
+/// The score of a solid, unreferenced block at the current CMI (Hornet's
+/// `TipScore`), checked in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TipScore {
+    /// OCRI more than `below_max_depth` behind: lazy; the block must be re-sent.
+    BelowMaxDepth,
+    /// YCRI more than `max_ycri_delta` behind: lazy; the block should be promoted.
+    YcriThresholdReached,
+    /// OCRI more than `max_ocri_delta` behind: semi-lazy; the block should be promoted.
+    OcriThresholdReached,
+    /// Non-lazy: a good parent.
+    Healthy,
+}
+
+impl TipScore {
+    /// `(shouldPromote, shouldReattach)` of block metadata for this score.
+    pub fn promote_reattach(self) -> (bool, bool) {
+        match self {
+            Self::BelowMaxDepth => (false, true),
+            Self::YcriThresholdReached | Self::OcriThresholdReached => (true, false),
+            Self::Healthy => (false, false),
+        }
+    }
+}
+
+impl TipScoring {
+    /// Scores cone root indexes `(ocri, ycri)` against `cmi`.
+    pub fn score(&self, ocri: u32, ycri: u32, cmi: u32) -> TipScore {
+        let ocri_delta = cmi.saturating_sub(ocri);
+        if ocri_delta > self.below_max_depth {
+            TipScore::BelowMaxDepth
+        } else if cmi.saturating_sub(ycri) > self.max_ycri_delta {
+            TipScore::YcriThresholdReached
+        } else if ocri_delta > self.max_ocri_delta {
+            TipScore::OcriThresholdReached
+        } else {
+            TipScore::Healthy
         }
     }
 }
@@ -102,11 +147,33 @@ pub enum AttachError {
     #[error("block is not solid: parent {0} is unknown or not solid")]
     NotSolid(String),
     /// A parent is below max depth.
-    #[error("block is below max depth")]
-    BelowMaxDepth,
+    #[error(
+        "block is below max depth: parent {parent} has oldest cone root index {ocri}, \
+         more than {below_max_depth} behind the confirmed milestone index {cmi}"
+    )]
+    BelowMaxDepth {
+        /// The parent, as `0x…` hex.
+        parent: String,
+        /// The parent's oldest cone root index.
+        ocri: u32,
+        /// The confirmed milestone index.
+        cmi: u32,
+        /// The network's below-max-depth.
+        below_max_depth: u32,
+    },
 }
 
 /// Blocks, their metadata and the tip pool.
+///
+/// Cone root indexes (OCRI/YCRI) follow one definition, kept here: for an
+/// unreferenced block, the min/max over its parents' contributions, where a
+/// referenced parent contributes the index of the milestone that referenced
+/// it, a solid entry point its own index, and an unreferenced parent its own
+/// OCRI/YCRI. They are kept current eagerly: each confirmation recomputes the
+/// unreferenced future cone of the blocks it referenced (stopping where a
+/// value does not change), so a stored value is always the value at the
+/// current CMI. During bulk loading ([`Tangle::begin_bulk_load`]) the
+/// refresh is deferred to one topological pass at the end.
 #[derive(Debug, Default)]
 pub struct Tangle {
     blocks: HashMap<BlockId, BlockMeta>,
@@ -116,6 +183,8 @@ pub struct Tangle {
     tips: TipPool,
     cmi: u32,
     scoring: TipScoring,
+    // Bulk loading: confirmations skip the future-cone refresh.
+    bulk: bool,
     // Ed25519 verdicts of unreferenced blocks' Signature Unlocks, checked on
     // arrival (bit i set: unlock i holds a valid signature). Not part of the
     // block metadata: a cache, dropped when the block is referenced.
@@ -185,9 +254,14 @@ impl Tangle {
     pub fn check_attachable(&self, parents: &[BlockId]) -> Result<(), AttachError> {
         for p in parents {
             match self.parent_state(p) {
-                Some((true, ocri, _)) => {
-                    if self.cmi.saturating_sub(ocri) > self.scoring.below_max_depth {
-                        return Err(AttachError::BelowMaxDepth);
+                Some((true, ocri, ycri)) => {
+                    if self.scoring.score(ocri, ycri, self.cmi) == TipScore::BelowMaxDepth {
+                        return Err(AttachError::BelowMaxDepth {
+                            parent: format!("0x{}", hex::encode(p)),
+                            ocri,
+                            cmi: self.cmi,
+                            below_max_depth: self.scoring.below_max_depth,
+                        });
                     }
                 }
                 _ => return Err(AttachError::NotSolid(format!("0x{}", hex::encode(p)))),
@@ -234,6 +308,23 @@ impl Tangle {
         true
     }
 
+    /// `(ocri, ycri)` of a block with `parents`, from their contributions (see
+    /// [`Tangle`]); the first parent that is unknown or not solid otherwise.
+    fn cone_roots(&self, parents: &[BlockId]) -> Result<(u32, u32), BlockId> {
+        let mut ocri = u32::MAX;
+        let mut ycri = 0;
+        for p in parents {
+            match self.parent_state(p) {
+                Some((true, o, y)) => {
+                    ocri = ocri.min(o);
+                    ycri = ycri.max(y);
+                }
+                _ => return Err(*p),
+            }
+        }
+        Ok((if ocri == u32::MAX { self.cmi } else { ocri }, ycri))
+    }
+
     fn try_solidify(&mut self, start: BlockId) {
         let mut stack = vec![start];
         while let Some(id) = stack.pop() {
@@ -243,32 +334,20 @@ impl Tangle {
             if meta.solid {
                 continue;
             }
-            let mut ocri = u32::MAX;
-            let mut ycri = 0;
-            let mut missing = None;
-            for p in &meta.parents {
-                match self.parent_state(p) {
-                    Some((true, o, y)) => {
-                        ocri = ocri.min(o);
-                        ycri = ycri.max(y);
+            let (ocri, ycri) = match self.cone_roots(&meta.parents) {
+                Ok(roots) => roots,
+                Err(p) => {
+                    let w = self.waiting.entry(p).or_default();
+                    if !w.contains(&id) {
+                        w.push(id);
                     }
-                    _ => {
-                        missing = Some(*p);
-                        break;
-                    }
+                    continue;
                 }
-            }
-            if let Some(p) = missing {
-                let w = self.waiting.entry(p).or_default();
-                if !w.contains(&id) {
-                    w.push(id);
-                }
-                continue;
-            }
+            };
             let has_children = !meta.children.is_empty();
             if let Some(m) = self.blocks.get_mut(&id) {
                 m.solid = true;
-                m.ocri = if ocri == u32::MAX { self.cmi } else { ocri };
+                m.ocri = ocri;
                 m.ycri = ycri;
                 if m.referenced_by.is_none() && !has_children {
                     self.tips.insert(id);
@@ -287,11 +366,18 @@ impl Tangle {
         t
     }
 
+    /// The tip score of `id` at the current CMI; `None` for a block that is
+    /// unknown, not solid or already referenced (no score applies).
+    pub fn tip_score(&self, id: &BlockId) -> Option<TipScore> {
+        self.blocks
+            .get(id)
+            .filter(|m| m.solid && m.referenced_by.is_none())
+            .map(|m| self.scoring.score(m.ocri, m.ycri, self.cmi))
+    }
+
+    /// Non-lazy: neither lazy nor semi-lazy.
     fn is_non_lazy(&self, id: &BlockId) -> bool {
-        self.blocks.get(id).is_some_and(|m| {
-            self.cmi.saturating_sub(m.ocri) <= self.scoring.below_max_depth
-                && self.cmi.saturating_sub(m.ycri) <= self.scoring.max_ycri_delta
-        })
+        self.tip_score(id) == Some(TipScore::Healthy)
     }
 
     /// Up to `count` distinct non-lazy tips, sorted, drawn at random as Hornet's URTS does
@@ -418,6 +504,101 @@ impl Tangle {
             }
         }
         self.cmi = self.cmi.max(index);
+        if !self.bulk {
+            self.refresh_cone_roots(referenced.iter().map(|(id, _)| *id));
+        }
+    }
+
+    /// Starts bulk loading (replay of a stored tangle): confirmations no
+    /// longer refresh cone root indexes until [`Tangle::end_bulk_load`].
+    pub fn begin_bulk_load(&mut self) {
+        self.bulk = true;
+    }
+
+    /// Ends bulk loading: recomputes the cone root indexes of every solid,
+    /// unreferenced block once, parents first.
+    pub fn end_bulk_load(&mut self) {
+        self.bulk = false;
+        let unreferenced: Vec<BlockId> = self
+            .blocks
+            .iter()
+            .filter(|(_, m)| m.solid && m.referenced_by.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        self.recompute_in_order(&unreferenced.into_iter().collect(), false);
+    }
+
+    /// Recomputes the cone root indexes of the solid, unreferenced future cone
+    /// of `roots`, parents before children; a block whose values do not change
+    /// does not pass the walk on to its children.
+    fn refresh_cone_roots(&mut self, roots: impl Iterator<Item = BlockId>) {
+        let mut cone: HashSet<BlockId> = HashSet::new();
+        let mut stack: Vec<BlockId> = Vec::new();
+        for root in roots {
+            if let Some(m) = self.blocks.get(&root) {
+                stack.extend(m.children.iter().copied());
+            }
+        }
+        while let Some(id) = stack.pop() {
+            let Some(m) = self.blocks.get(&id) else {
+                continue;
+            };
+            if m.solid && m.referenced_by.is_none() && cone.insert(id) {
+                stack.extend(m.children.iter().copied());
+            }
+        }
+        self.recompute_in_order(&cone, true);
+    }
+
+    /// Recomputes the cone root indexes of every block of `set` (solid and
+    /// unreferenced), each after its parents in `set`. With `prune`, a block
+    /// whose parents all lie in `set` and kept their values is left as it is.
+    fn recompute_in_order(&mut self, set: &HashSet<BlockId>, prune: bool) {
+        let mut done: HashMap<BlockId, bool> = HashMap::with_capacity(set.len());
+        // (block, next parent position to visit)
+        let mut stack: Vec<(BlockId, usize)> = Vec::new();
+        for start in set {
+            if done.contains_key(start) {
+                continue;
+            }
+            stack.push((*start, 0));
+            while let Some((id, next)) = stack.last().copied() {
+                let Some(meta) = self.blocks.get(&id) else {
+                    stack.pop();
+                    done.insert(id, false);
+                    continue;
+                };
+                if let Some(p) = meta.parents.get(next) {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 += 1;
+                    }
+                    if set.contains(p) && !done.contains_key(p) {
+                        stack.push((*p, 0));
+                    }
+                    continue;
+                }
+                stack.pop();
+                if done.contains_key(&id) {
+                    continue;
+                }
+                let must = !prune
+                    || meta
+                        .parents
+                        .iter()
+                        .any(|p| done.get(p).copied().unwrap_or(true));
+                let mut changed = false;
+                if must {
+                    if let Ok((ocri, ycri)) = self.cone_roots(&meta.parents) {
+                        if let Some(m) = self.blocks.get_mut(&id) {
+                            changed = (m.ocri, m.ycri) != (ocri, ycri);
+                            m.ocri = ocri;
+                            m.ycri = ycri;
+                        }
+                    }
+                }
+                done.insert(id, changed);
+            }
+        }
     }
 }
 
@@ -523,9 +704,62 @@ mod tests {
         t.confirm(20, &[]);
         assert_eq!(
             t.check_attachable(&[id(1)]),
-            Err(AttachError::BelowMaxDepth)
+            Err(AttachError::BelowMaxDepth {
+                parent: format!("0x{}", hex::encode(id(1))),
+                ocri: 0,
+                cmi: 20,
+                below_max_depth: 15,
+            })
         );
         assert!(t.non_lazy_tips().is_empty());
+        assert_eq!(t.tip_score(&id(1)), Some(TipScore::BelowMaxDepth));
         assert_eq!(t.tips(), vec![id(1)]);
+    }
+
+    #[test]
+    fn a_block_on_unreferenced_parents_is_refreshed_when_they_are_referenced() {
+        let mut t = tangle();
+        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.insert(id(2), vec![id(1)], None, None, 0);
+        t.insert(id(3), vec![id(2)], None, None, 0);
+        assert_eq!(t.get(&id(3)).map(|m| (m.ocri, m.ycri)), Some((0, 0)));
+        t.confirm(5, &[(id(1), Inclusion::NoTransaction)]);
+        for n in [2, 3] {
+            assert_eq!(t.get(&id(n)).map(|m| (m.ocri, m.ycri)), Some((5, 5)), "{n}");
+        }
+        // A second parent still on an older referenced block keeps the OCRI low.
+        t.insert(id(4), vec![id(1), id(3)], None, None, 0);
+        t.confirm(9, &[(id(2), Inclusion::NoTransaction)]);
+        assert_eq!(t.get(&id(3)).map(|m| (m.ocri, m.ycri)), Some((9, 9)));
+        assert_eq!(t.get(&id(4)).map(|m| (m.ocri, m.ycri)), Some((5, 9)));
+    }
+
+    #[test]
+    fn semi_lazy_tips_are_not_selected_but_still_attachable() {
+        let mut t = tangle();
+        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.confirm(1, &[(id(1), Inclusion::NoTransaction)]);
+        t.insert(id(3), vec![id(0)], None, None, 0);
+        t.confirm(15, &[(id(3), Inclusion::NoTransaction)]);
+        // OCRI 1 (14 behind), YCRI 15: semi-lazy.
+        t.insert(id(2), vec![id(1), id(3)], None, None, 0);
+        assert_eq!(t.tip_score(&id(2)), Some(TipScore::OcriThresholdReached));
+        assert!(t.select_tips(4, &mut rand::thread_rng()).is_empty());
+        assert_eq!(t.check_attachable(&[id(2)]), Ok(()));
+        t.confirm(17, &[]);
+        assert_eq!(t.tip_score(&id(2)), Some(TipScore::BelowMaxDepth));
+        assert!(t.check_attachable(&[id(2)]).is_err());
+    }
+
+    #[test]
+    fn bulk_load_defers_the_refresh_to_one_pass() {
+        let mut t = tangle();
+        t.begin_bulk_load();
+        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.insert(id(2), vec![id(1)], None, None, 0);
+        t.confirm(3, &[(id(1), Inclusion::NoTransaction)]);
+        assert_eq!(t.get(&id(2)).map(|m| (m.ocri, m.ycri)), Some((0, 0)));
+        t.end_bulk_load();
+        assert_eq!(t.get(&id(2)).map(|m| (m.ocri, m.ycri)), Some((3, 3)));
     }
 }

@@ -125,7 +125,7 @@ pub struct JwtArgs {
 /// Settings of `ledger-node run`. Each is also read from the environment (`LEDGER_NODE_*`)
 /// and from the TOML file given by `--config`, whose keys are the long flag names
 /// (`api-bind = "127.0.0.1:14265"`). Precedence: command line, environment, file, default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Args, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct RunArgs {
     /// TOML config file whose keys are the long flag names (e.g. `data-dir = "/var/ledger"`);
@@ -149,10 +149,11 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_API_BIND", value_name = "ADDR:PORT")]
     pub api_bind: Option<SocketAddr>,
 
-    /// Seconds between milestones of the built-in coordinator; 0 issues milestones only on
+    /// Seconds between milestones of the built-in coordinator, fractions allowed (at least 0.05;
+    /// milestone timestamps still advance by at least 1 s each); 0 issues milestones only on
     /// demand (POST /api/core/v2/control/milestone) [default: 1].
     #[arg(long, env = "LEDGER_NODE_COORDINATOR_INTERVAL", value_name = "SECS")]
-    pub coordinator_interval: Option<u64>,
+    pub coordinator_interval: Option<f64>,
 
     /// Do not run the built-in coordinator, so no milestones are issued by this node.
     #[arg(

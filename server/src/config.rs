@@ -20,7 +20,9 @@ pub const DEFAULT_DATA_DIR: &str = "./data";
 pub const DEFAULT_API_BIND: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 14265);
 /// Default seconds between coordinator milestones.
-pub const DEFAULT_COORDINATOR_INTERVAL: u64 = 1;
+pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
+/// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
+pub const MIN_COORDINATOR_INTERVAL: f64 = 0.05;
 
 /// Errors resolving the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +140,15 @@ impl NodeConfig {
         let interval = args
             .coordinator_interval
             .unwrap_or(DEFAULT_COORDINATOR_INTERVAL);
+        if !interval.is_finite()
+            || interval < 0.0
+            || (interval > 0.0 && interval < MIN_COORDINATOR_INTERVAL)
+        {
+            return Err(ConfigError::Invalid {
+                name: "coordinator-interval",
+                reason: "must be 0 (on demand) or a number of seconds of at least 0.05",
+            });
+        }
         let coordinator = !args.no_coordinator.unwrap_or(false);
         let coordinator_public_keys = args
             .coordinator_public_keys
@@ -186,7 +197,7 @@ impl NodeConfig {
             genesis: args.genesis,
             api_bind: args.api_bind.unwrap_or(DEFAULT_API_BIND),
             coordinator,
-            coordinator_interval: (interval > 0).then(|| Duration::from_secs(interval)),
+            coordinator_interval: (interval > 0.0).then(|| Duration::from_secs_f64(interval)),
             coordinator_key: args.coordinator_key,
             coordinator_public_keys,
             milestone_threshold,
@@ -235,6 +246,20 @@ mod tests {
         assert_eq!(config.api_body_limit, 1 << 20);
         assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
         assert!(config.public_routes.iter().any(|r| r == "/health"));
+    }
+
+    #[test]
+    fn the_coordinator_interval_takes_fractions_down_to_a_floor() {
+        let sub_second = parse(&["--coordinator-interval=0.2"]);
+        let config = NodeConfig::from_args(sub_second).expect("sub-second interval");
+        assert_eq!(
+            config.coordinator_interval,
+            Some(Duration::from_millis(200))
+        );
+        for bad in ["0.01", "-1", "NaN", "inf"] {
+            let args = parse(&[&format!("--coordinator-interval={bad}")]);
+            assert!(NodeConfig::from_args(args).is_err(), "{bad} accepted");
+        }
     }
 
     #[test]

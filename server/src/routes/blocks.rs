@@ -27,7 +27,7 @@ use ledger_codec::{
     Codec,
 };
 use ledger_engine::{
-    tangle::{BlockMeta, Inclusion},
+    tangle::{BlockMeta, Inclusion, TipScore},
     Engine, SubmitError,
 };
 
@@ -423,14 +423,10 @@ pub struct BlockMetadata {
     pub should_reattach: Option<bool>,
 }
 
-/// Hornet's URTS: a tip whose OCRI is more than this behind the CMI is semi-lazy.
-const SEMI_LAZY_OCRI_DELTA: u32 = 13;
-/// Hornet's URTS: a tip whose YCRI is more than this behind the CMI is lazy.
-const MAX_YCRI_DELTA: u32 = 8;
-
 impl BlockMetadata {
-    /// Builds the metadata of block `id` at confirmed milestone `cmi`.
-    pub fn new(id: &[u8; 32], meta: &BlockMeta, cmi: u32, below_max_depth: u32) -> Self {
+    /// Builds the metadata of block `id`; `score` is its tip score at the
+    /// current CMI (solid, unreferenced blocks only).
+    pub fn new(id: &[u8; 32], meta: &BlockMeta, score: Option<TipScore>) -> Self {
         let mut m = Self {
             block_id: to_hex(id),
             parents: meta.parents.iter().map(|p| to_hex(p)).collect(),
@@ -455,20 +451,13 @@ impl BlockMetadata {
                 m.ledger_inclusion_state = Some(state);
                 m.conflict_reason = reason.filter(|&c| c != 0);
             }
-            (None, _) if meta.solid => {
-                let ocri_delta = cmi.saturating_sub(meta.ocri);
-                let ycri_delta = cmi.saturating_sub(meta.ycri);
-                let (promote, reattach) = if ocri_delta > below_max_depth {
-                    (false, true)
-                } else if ocri_delta > SEMI_LAZY_OCRI_DELTA || ycri_delta > MAX_YCRI_DELTA {
-                    (true, false)
-                } else {
-                    (false, false)
-                };
-                m.should_promote = Some(promote);
-                m.should_reattach = Some(reattach);
+            (None, _) => {
+                if let Some(score) = score {
+                    let (promote, reattach) = score.promote_reattach();
+                    m.should_promote = Some(promote);
+                    m.should_reattach = Some(reattach);
+                }
             }
-            (None, _) => {}
         }
         m
     }
@@ -476,15 +465,10 @@ impl BlockMetadata {
 
 /// The metadata of block `id`, or 404.
 pub(crate) fn metadata_of(engine: &Engine, id: &[u8; 32]) -> Result<BlockMetadata, ApiError> {
-    let meta = engine
-        .block_meta(id)
+    let (meta, score) = engine
+        .block_meta_scored(id)
         .ok_or_else(|| ApiError::not_found(format!("block not found: {}", to_hex(id))))?;
-    Ok(BlockMetadata::new(
-        id,
-        &meta,
-        engine.ledger_index(),
-        u32::from(engine.params().below_max_depth),
-    ))
+    Ok(BlockMetadata::new(id, &meta, score))
 }
 
 /// `GET /api/core/v2/blocks/{blockId}/metadata`.
@@ -499,6 +483,7 @@ pub async fn metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ledger_engine::tangle::TipScoring;
 
     fn meta(referenced_by: Option<u32>, inclusion: Inclusion, ocri: u32, ycri: u32) -> BlockMeta {
         BlockMeta {
@@ -517,7 +502,9 @@ mod tests {
     }
 
     fn json(m: &BlockMeta, cmi: u32) -> Value {
-        serde_json::to_value(BlockMetadata::new(&[9; 32], m, cmi, 15)).expect("JSON")
+        let score = (m.solid && m.referenced_by.is_none())
+            .then(|| TipScoring::default().score(m.ocri, m.ycri, cmi));
+        serde_json::to_value(BlockMetadata::new(&[9; 32], m, score)).expect("JSON")
     }
 
     #[test]
