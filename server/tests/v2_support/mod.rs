@@ -81,11 +81,22 @@ pub fn genesis_output() -> Output<'static> {
 /// A transaction spending the dev genesis output into `outputs` (amounts must add up),
 /// signed with the dev genesis key, on network `network`.
 pub fn genesis_spend(outputs: Vec<Value>, network: &str) -> Transaction<'static> {
-    let commitment = inputs_commitment([&genesis_output()]);
+    dev_key_spend(([0; 32], 0), &genesis_output(), outputs, network)
+}
+
+/// A transaction spending output `input` (transaction id, index), which is `spent` and owned
+/// by the dev genesis key, into `outputs` (amounts must add up), signed with that key.
+pub fn dev_key_spend(
+    input: ([u8; 32], u16),
+    spent: &Output<'static>,
+    outputs: Vec<Value>,
+    network: &str,
+) -> Transaction<'static> {
+    let commitment = inputs_commitment([spent]);
     let essence: Essence<'static> = serde_json::from_value(json!({
         "type": 1,
         "networkId": network_id(network).to_string(),
-        "inputs": [{"type": 0, "transactionId": hex0x(&[0; 32]), "transactionOutputIndex": 0}],
+        "inputs": [{"type": 0, "transactionId": hex0x(&input.0), "transactionOutputIndex": input.1}],
         "inputsCommitment": hex0x(&commitment),
         "outputs": outputs,
     }))
