@@ -147,7 +147,7 @@ fn a_node_accepts_blocks_through_many_milestones() {
 
         // A value transaction, alternating node-filled parents and parents from /tips.
         if let Some(tx) = spender.next(&node) {
-            let id = if round % 2 == 0 {
+            let id = if round.is_multiple_of(2) {
                 let body = json!({"protocolVersion": 2, "payload": tx});
                 node.post_json(BLOCKS, &body).created_id()
             } else {
