@@ -964,6 +964,11 @@ impl Engine {
         self.read().tangle.tips()
     }
 
+    /// Sizes of the tip pool: `(healthy, semi-lazy, lazy)` at the current CMI.
+    pub fn tip_pool_sizes(&self) -> (usize, usize, usize) {
+        self.read().tangle.tip_pool_sizes()
+    }
+
     /// Number of blocks in the tangle.
     pub fn block_count(&self) -> usize {
         self.read().tangle.len()

@@ -411,6 +411,21 @@ impl Tangle {
         out
     }
 
+    /// Sizes of the tip pool by score: `(healthy, semi-lazy, lazy)`, where
+    /// lazy counts both YCRI-lazy tips and tips below max depth.
+    pub fn tip_pool_sizes(&self) -> (usize, usize, usize) {
+        let mut sizes = (0, 0, 0);
+        for id in self.tips.iter() {
+            match self.tip_score(id) {
+                Some(TipScore::Healthy) => sizes.0 += 1,
+                Some(TipScore::OcriThresholdReached) => sizes.1 += 1,
+                Some(TipScore::YcriThresholdReached | TipScore::BelowMaxDepth) => sizes.2 += 1,
+                None => {}
+            }
+        }
+        sizes
+    }
+
     /// Non-lazy tips (scored against the CMI), sorted.
     pub fn non_lazy_tips(&self) -> Vec<BlockId> {
         let mut t: Vec<BlockId> = self
@@ -746,8 +761,10 @@ mod tests {
         assert_eq!(t.tip_score(&id(2)), Some(TipScore::OcriThresholdReached));
         assert!(t.select_tips(4, &mut rand::thread_rng()).is_empty());
         assert_eq!(t.check_attachable(&[id(2)]), Ok(()));
+        assert_eq!(t.tip_pool_sizes(), (0, 1, 0));
         t.confirm(17, &[]);
         assert_eq!(t.tip_score(&id(2)), Some(TipScore::BelowMaxDepth));
+        assert_eq!(t.tip_pool_sizes(), (0, 0, 1));
         assert!(t.check_attachable(&[id(2)]).is_err());
     }
 
