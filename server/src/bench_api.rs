@@ -61,6 +61,9 @@ pub enum Scenario {
     SubmitBinary,
     /// POST tagged-data blocks as JSON without parents and nonce (the node fills them).
     SubmitJson,
+    /// POST tagged-data blocks as binary on the latest `/tips` only (no chaining), nonce 0:
+    /// every block stays a tip until a milestone, the widest tip pool a client can make.
+    SubmitWide,
     /// GET the dev genesis output (`/api/core/v2/outputs/0x00…00`).
     GetOutput,
     /// GET `/api/explorer/v2/ledger/richest-addresses?top=100`.
@@ -205,13 +208,14 @@ impl Shared {
                 Some("application/json"),
                 Bytes::from(json_block(worker, seq)),
             ),
-            Scenario::SubmitBinary => {
+            Scenario::SubmitBinary | Scenario::SubmitWide => {
                 let tips = self
                     .tips
                     .as_ref()
                     .map(|rx| Arc::clone(&*rx.borrow()))
                     .unwrap_or_default();
-                let bytes = binary_block(&parents(&tips, last), worker, seq);
+                let chain = last.filter(|_| plan.scenario == Scenario::SubmitBinary);
+                let bytes = binary_block(&parents(&tips, chain), worker, seq);
                 sent_id = Some(Block::id_of(&bytes));
                 (
                     Method::POST,
@@ -565,7 +569,7 @@ pub async fn run(
         scenario,
         token,
     };
-    let (tips, refresher) = if scenario == Scenario::SubmitBinary {
+    let (tips, refresher) = if matches!(scenario, Scenario::SubmitBinary | Scenario::SubmitWide) {
         let first = fetch_tips(&plan).await.map_err(BenchError::Target)?;
         let (tx, rx) = watch::channel(Arc::new(first));
         let p = plan.clone();
