@@ -159,8 +159,9 @@ def _pump_lines(stdout, lines: "queue.Queue[Optional[str]]") -> None:
     lines.put(None)
 
 
-def start_node(data_dir: Path, log_path: Path) -> Node:
-    """Starts ledger-node on 127.0.0.1:0 with on-demand milestones and waits for its address."""
+def start_node(data_dir: Path, log_path: Path, coordinator_interval: str = "0") -> Node:
+    """Starts ledger-node on 127.0.0.1:0 and waits for its address; milestones on demand
+    unless `coordinator_interval` (seconds) says otherwise."""
     binary = node_binary()
     log = open(log_path, "wb")  # pylint: disable=consider-using-with
     process = subprocess.Popen(  # pylint: disable=consider-using-with
@@ -171,7 +172,7 @@ def start_node(data_dir: Path, log_path: Path) -> Node:
             "--api-bind",
             "127.0.0.1:0",
             "--coordinator-interval",
-            "0",
+            coordinator_interval,
         ],
         stdout=subprocess.PIPE,
         stderr=log,

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Soak run: one ledger-node under mixed load for minutes, sampled every 10 s.
+
+Starts the given binary on a fresh data dir (loopback only), runs `ledger-node tools bench-api`
+load generators next to it (node-filled JSON submits, binary submits on /tips, output reads,
+rich-list reads) and a probe client that posts a node-filled block and reads /info four times a
+second. Every window (default 10 s) it prints one row:
+
+  t        seconds since start
+  cmi      confirmed milestone index at the end of the window
+  ms       milestones confirmed in the window; gap = longest time without a new one (s)
+  rss      resident memory of the node (MiB); fds = its open file descriptors
+  blk/s    new blocks per second (from /info metrics); ref/s referenced per second
+  tips     tip pool (healthy/semi-lazy/lazy) from the Prometheus endpoint, when the node has one
+  p50/p99  probe latency (ms) of POST /blocks (node-filled) and GET /info together
+  err      probe answers that were not 2xx, or failed
+
+At the end it prints a summary: worst milestone gap against the interval, RSS after warm-up
+and at the end, and RSS growth per stored block. Python 3.8+, standard library only.
+
+  scripts/soak.py --bin target/release/ledger-node --minutes 10
+  scripts/soak.py --bin target/release/ledger-node --minutes 10 --load none   # idle node
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Dict, List, Optional, Tuple
+
+# (scenario, connections) of the bench-api load generators of `--load mixed`.
+MIXED_LOAD = [("submit-json", 4), ("submit-binary", 4), ("get-output", 2), ("richest", 1)]
+BENCH_API_MAX_SECS = 600
+WARM_UP_S = 60
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 30) -> Tuple[int, bytes]:
+    req = urllib.request.Request(url, data=body, method=method)
+    if body is not None:
+        req.add_header("content-type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class Node:
+    """The node process: started on free loopback ports, killed at the end."""
+
+    def __init__(self, binary: str, interval: float, data_dir: str) -> None:
+        help_text = subprocess.run([binary, "run", "--help"], capture_output=True, text=True).stdout
+        args = [binary, "run", "--data-dir", data_dir, "--api-bind", "127.0.0.1:0",
+                "--coordinator-interval", str(interval)]
+        self.metrics_url: Optional[str] = None
+        if "--metrics-bind" in help_text:
+            port = free_port()
+            args += ["--metrics-bind", f"127.0.0.1:{port}"]
+            self.metrics_url = f"http://127.0.0.1:{port}/metrics"
+        self.log = open(os.path.join(os.path.dirname(data_dir), "node.log"), "wb")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log,
+                                     env={**os.environ, "RUST_LOG": "info"})
+        assert self.proc.stdout is not None
+        deadline = time.time() + 120
+        self.base = ""
+        while time.time() < deadline:
+            line = self.proc.stdout.readline().decode(errors="replace").strip()
+            if line.startswith("listening on http://"):
+                self.base = line[len("listening on "):]
+                break
+            if not line and self.proc.poll() is not None:
+                break
+        if not self.base:
+            raise SystemExit("soak: the node did not start; see node.log")
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    def rss_mib(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return 0.0
+
+    def fds(self) -> int:
+        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def tips(self) -> str:
+        if not self.metrics_url:
+            return "n/a"
+        try:
+            _, body = http("GET", self.metrics_url, timeout=5)
+        except OSError:
+            return "n/a"
+        counts: Dict[str, str] = {}
+        for m in re.finditer(r'^iota_node_tips\{type="([^"]+)"\}\s+(\S+)', body.decode(), re.M):
+            counts[m.group(1)] = str(int(float(m.group(2))))
+        return "/".join(counts.values()) if counts else "n/a"
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Watcher(threading.Thread):
+    """Polls /info every 100 ms: milestone changes and block rates."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(daemon=True)
+        self.base = base
+        self.lock = threading.Lock()
+        self.cmi = 0
+        self.last_change = time.time()
+        self.window_gap = 0.0
+        self.window_milestones = 0
+        self.rates: List[Tuple[float, float]] = []
+        self.stop = False
+
+    def run(self) -> None:
+        while not self.stop:
+            try:
+                status, body = http("GET", self.base + "/api/core/v2/info", timeout=10)
+                if status == 200:
+                    info = json.loads(body)
+                    cmi = info["status"]["confirmedMilestone"]["index"]
+                    m = info["metrics"]
+                    now = time.time()
+                    with self.lock:
+                        if cmi != self.cmi:
+                            self.window_gap = max(self.window_gap, now - self.last_change)
+                            self.window_milestones += cmi - self.cmi
+                            self.cmi = cmi
+                            self.last_change = now
+                        self.rates.append((m["blocksPerSecond"], m["referencedBlocksPerSecond"]))
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.1)
+
+    def take(self) -> Tuple[int, int, float, float, float]:
+        with self.lock:
+            gap = max(self.window_gap, time.time() - self.last_change)
+            n = len(self.rates) or 1
+            blk = sum(r[0] for r in self.rates) / n
+            ref = sum(r[1] for r in self.rates) / n
+            out = (self.cmi, self.window_milestones, gap, blk, ref)
+            self.window_gap, self.window_milestones, self.rates = 0.0, 0, []
+            return out
+
+
+class Probe(threading.Thread):
+    """A well-behaved client: a node-filled block and an /info read, four times a second."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(daemon=True)
+        self.base = base
+        self.lock = threading.Lock()
+        self.latencies: List[float] = []
+        self.errors = 0
+        self.stop = False
+
+    def run(self) -> None:
+        seq = 0
+        while not self.stop:
+            seq += 1
+            block = json.dumps({"protocolVersion": 2, "payload": {
+                "type": 5, "tag": "0x" + b"soak".hex(), "data": "0x" + seq.to_bytes(8, "little").hex()}})
+            for method, path, body in (("POST", "/api/core/v2/blocks", block.encode()),
+                                       ("GET", "/api/core/v2/info", None)):
+                t0 = time.perf_counter()
+                try:
+                    status, _ = http(method, self.base + path, body)
+                    ok = 200 <= status < 300
+                except OSError:
+                    ok = False
+                dt = (time.perf_counter() - t0) * 1000
+                with self.lock:
+                    self.latencies.append(dt)
+                    self.errors += 0 if ok else 1
+            time.sleep(0.25)
+
+    def take(self) -> Tuple[float, float, int]:
+        with self.lock:
+            lat = sorted(self.latencies)
+            errors = self.errors
+            self.latencies, self.errors = [], 0
+        if not lat:
+            return 0.0, 0.0, errors
+        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
+        return p(0.50), p(0.99), errors
+
+
+def start_load(binary: str, base: str, seconds: int) -> List[subprocess.Popen]:
+    procs = []
+    for scenario, conns in MIXED_LOAD:
+        procs.append(subprocess.Popen(
+            [binary, "tools", "bench-api", "--url", base, "--scenario", scenario,
+             "--connections", str(conns), "--threads", "1",
+             "--duration", str(min(seconds, BENCH_API_MAX_SECS))],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return procs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="target/release/ledger-node", help="the ledger-node binary")
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--interval", type=float, default=1.0, help="coordinator interval (s)")
+    ap.add_argument("--window", type=float, default=10.0, help="seconds per sample row")
+    ap.add_argument("--load", choices=["mixed", "none"], default="mixed")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="ledger-soak-")
+    node = Node(args.bin, args.interval, os.path.join(work, "data"))
+    watcher, probe = Watcher(node.base), Probe(node.base)
+    watcher.start()
+    probe.start()
+    total = int(args.minutes * 60)
+    started = time.time()
+    load: List[subprocess.Popen] = []
+    load_until = started
+    rows = []
+    print(f"# soak: {args.bin}, {args.minutes} min, coordinator {args.interval} s, load {args.load}, "
+          f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print("| t s | cmi | ms | gap s | rss MiB | fds | blk/s | ref/s | tips h/s/l | p50 ms | p99 ms | err |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    blocks = 0.0
+    try:
+        while time.time() - started < total:
+            if args.load == "mixed" and time.time() >= load_until:
+                left = int(total - (time.time() - started))
+                if left >= 1:
+                    load = start_load(args.bin, node.base, left)
+                    load_until = time.time() + min(left, BENCH_API_MAX_SECS)
+            time.sleep(args.window)
+            cmi, ms, gap, blk, ref = watcher.take()
+            p50, p99, err = probe.take()
+            blocks += blk * args.window
+            row = (time.time() - started, cmi, ms, gap, node.rss_mib(), node.fds(), blk, ref,
+                   node.tips(), p50, p99, err, blocks)
+            rows.append(row)
+            print("| {:.0f} | {} | {} | {:.2f} | {:.0f} | {} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} |"
+                  .format(*row[:12]), flush=True)
+    finally:
+        watcher.stop = probe.stop = True
+        for p in load:
+            p.terminate()
+        node.stop()
+    warm = [r for r in rows if r[0] >= WARM_UP_S] or rows
+    worst_gap = max(r[3] for r in rows) if rows else 0
+    if warm:
+        first, last = warm[0], warm[-1]
+        grown = (last[4] - first[4]) * 1024 * 1024
+        stored = last[12] - first[12]
+        per_block = grown / stored if stored > 0 else float("nan")
+        print(f"\nworst milestone gap {worst_gap:.2f} s (interval {args.interval} s, "
+              f"{worst_gap / args.interval:.1f}x); RSS {first[4]:.0f} MiB at {first[0]:.0f} s -> "
+              f"{last[4]:.0f} MiB at {last[0]:.0f} s over {stored:.0f} new blocks: "
+              f"{per_block:.0f} bytes of RAM per stored block; fds {first[5]} -> {last[5]}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
