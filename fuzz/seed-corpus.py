@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Regenerate the committed seed corpus under fuzz/corpus/ from ../shared/vectors.
+"""Regenerate the committed seed corpus under fuzz/corpus/ from the repository's vectors/.
 
 Usage (from anywhere):  python3 fuzz/seed-corpus.py [VECTORS_DIR]
 
-VECTORS_DIR defaults to <repo>/../shared/vectors. Each corpus directory is
+VECTORS_DIR defaults to <repo>/vectors. Each corpus directory is
 emptied and refilled; file names are the sha1 of the content, so the output
 is deterministic and duplicates collapse.
 
@@ -129,7 +129,7 @@ def write_corpus(target, seeds):
 
 
 def main():
-    default = FUZZ_DIR.parent / ".." / "shared" / "vectors"
+    default = FUZZ_DIR.parent / "vectors"
     vectors = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     vectors = vectors.resolve()
     if not (vectors / "stardust").is_dir() or not (vectors / "nova").is_dir():

@@ -6,8 +6,7 @@
 //! transaction block ≤ 2 µs.
 //!
 //! Fixtures: the milestone and tagged data blocks and the v3 blocks come from the
-//! shared vectors (`../../shared/vectors` from this crate, override with
-//! `LEDGER_VECTORS`); the transaction blocks are built here (see [`tx_1k`], [`tx_128`]).
+//! repository's vendored vectors (`vectors/`); the transaction blocks are built here (see [`tx_1k`], [`tx_128`]).
 
 use std::borrow::Cow;
 use std::hint::black_box;
@@ -23,11 +22,9 @@ use ledger_codec::types::{parse_hex, Bytes, Fixed, Hash32, U256};
 use ledger_codec::Codec;
 use serde_json::Value;
 
+/// The repository's vendored test vectors (`vectors/`).
 fn vectors_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("LEDGER_VECTORS") {
-        return PathBuf::from(p);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
+    PathBuf::from(ledger_codec::VECTORS_DIR)
 }
 
 fn load(generation: &str, file: &str) -> Vec<Value> {

@@ -413,8 +413,8 @@ mod tests {
         // The real signed transaction of the vectors, wrapped in a block.
         let v: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../shared/vectors/stardust/transaction_payloads.json"),
+                std::path::Path::new(ledger_codec::VECTORS_DIR)
+                    .join("stardust/transaction_payloads.json"),
             )
             .unwrap(),
         )

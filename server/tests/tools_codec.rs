@@ -11,12 +11,9 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ledger-node");
 
-/// `../shared/vectors` beside the repository (override with `LEDGER_VECTORS`).
+/// The repository's vendored test vectors (`vectors/`).
 fn vectors_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("LEDGER_VECTORS") {
-        return PathBuf::from(p);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
+    PathBuf::from(ledger_codec::VECTORS_DIR)
 }
 
 fn entries(file: &str) -> Vec<Value> {

@@ -22,17 +22,9 @@ const V3_BINARY_ALIAS: &str = "application/vnd.iota.serializer-v2";
 
 // ---- vectors ------------------------------------------------------------------------------
 
-/// `../shared/vectors` beside the repository (override with `LEDGER_VECTORS`).
+/// The repository's vendored test vectors (`vectors/`).
 fn vectors_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("LEDGER_VECTORS") {
-        return PathBuf::from(p);
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let beside = root.join("../shared/vectors");
-    if beside.is_dir() {
-        return beside;
-    }
-    root.join("tests/vectors")
+    PathBuf::from(ledger_codec::VECTORS_DIR)
 }
 
 /// The `vectors` list of `vectors/nova/<file>`.

@@ -3,17 +3,9 @@
 
 use std::path::PathBuf;
 
-/// `../shared/vectors` beside the repository (override with `LEDGER_VECTORS`).
+/// The repository's vendored test vectors (`vectors/`).
 pub fn vectors_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("LEDGER_VECTORS") {
-        return PathBuf::from(p);
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let beside = root.join("../shared/vectors");
-    if beside.is_dir() {
-        return beside;
-    }
-    root.join("tests/vectors")
+    PathBuf::from(ledger_codec::VECTORS_DIR)
 }
 
 /// Loads `vectors/<generation>/<file>` as JSON.

@@ -35,12 +35,9 @@ pub fn hex0x(bytes: &[u8]) -> String {
     format!("0x{}", hex::encode(bytes))
 }
 
-/// `../shared/vectors` beside the repository (override with `LEDGER_VECTORS`).
+/// The repository's vendored test vectors (`vectors/`).
 pub fn vectors_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("LEDGER_VECTORS") {
-        return PathBuf::from(p);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
+    PathBuf::from(ledger_codec::VECTORS_DIR)
 }
 
 /// Loads `vectors/stardust/<file>`.
