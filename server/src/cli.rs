@@ -162,7 +162,8 @@ pub struct RunArgs {
         value_name = "BOOL",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "true"
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_coordinator: Option<bool>,
 
@@ -199,12 +200,13 @@ pub struct RunArgs {
         value_name = "BOOL",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "true"
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_pow: Option<bool>,
 
-    /// TIP-49 protocol parameters (one JSON object) that enable v3 (Nova) blocks
-    /// [default: v3 off].
+    /// TIP-49 protocol parameters (one JSON object) for v3 (Nova) blocks
+    /// [default: the built-in dev parameters].
     #[arg(long, env = "LEDGER_NODE_V3_PROTOCOL_PARAMETERS", value_name = "FILE")]
     pub v3_protocol_parameters: Option<PathBuf>,
 
@@ -224,7 +226,9 @@ pub struct RunArgs {
     pub public_routes: Option<Vec<String>>,
 
     /// Comma-separated route patterns that need `Authorization: Bearer <token>` with a token
-    /// from `ledger-node tools jwt`; routes on neither list get 403 [default: /api/*].
+    /// from `ledger-node tools jwt`; the public list is checked first, routes on neither list
+    /// get 403 [default: /api/*, i.e. every API route not public: /api/core/v2/peers and
+    /// /api/core/v2/control/*].
     #[arg(
         long,
         env = "LEDGER_NODE_PROTECTED_ROUTES",

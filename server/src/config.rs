@@ -263,6 +263,28 @@ mod tests {
     }
 
     #[test]
+    fn boolean_flags_take_the_usual_spellings() {
+        for (text, value) in [
+            ("1", true),
+            ("yes", true),
+            ("ON", true),
+            ("True", true),
+            ("0", false),
+            ("no", false),
+            ("off", false),
+            ("false", false),
+        ] {
+            let args = parse(&[
+                &format!("--no-pow={text}"),
+                &format!("--no-coordinator={text}"),
+            ]);
+            assert_eq!(args.no_pow, Some(value), "{text}");
+            assert_eq!(args.no_coordinator, Some(value), "{text}");
+        }
+        assert!(Cli::try_parse_from(["ledger-node", "--no-pow=maybe"]).is_err());
+    }
+
+    #[test]
     fn flags_parse_with_and_without_run() {
         let flags = [
             "--data-dir=/tmp/x",

@@ -117,6 +117,8 @@ pub fn load_v3_params(config: &NodeConfig) -> Result<nova::ProtocolParameters, R
 
 /// Runs the node (engine, coordinator, REST API) until SIGINT or SIGTERM.
 pub async fn run(config: NodeConfig) -> Result<(), RunError> {
+    // Bind first: a taken port stops the start before anything is created on disk.
+    let listener = bind(&config).await?;
     let v3 = load_v3_params(&config)?;
     let cfg = config.clone();
     let engine = tokio::task::spawn_blocking(move || open_engine(&cfg))
@@ -147,7 +149,25 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
     let node = Arc::new(EngineNode {
         engine: Arc::clone(&engine),
     });
-    run_with_state(&config, node, Some(engine), Some(v3), shutdown_signal()).await
+    run_with_state(
+        &config,
+        listener,
+        node,
+        Some(engine),
+        Some(v3),
+        shutdown_signal(),
+    )
+    .await
+}
+
+/// Binds the API listener on `config.api_bind`.
+async fn bind(config: &NodeConfig) -> Result<TcpListener, RunError> {
+    TcpListener::bind(config.api_bind)
+        .await
+        .map_err(|source| RunError::Bind {
+            addr: config.api_bind,
+            source,
+        })
 }
 
 /// Serves the API for `node` on `config.api_bind` until `shutdown` completes, then lets open
@@ -158,12 +178,14 @@ pub async fn run_with(
     node: Arc<dyn NodeApi>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
-    run_with_state(config, node, None, None, shutdown).await
+    let listener = bind(config).await?;
+    run_with_state(config, listener, node, None, None, shutdown).await
 }
 
 /// [`run_with`] with the engine and v3 parameters behind the API.
 async fn run_with_state(
     config: &NodeConfig,
+    listener: TcpListener,
     node: Arc<dyn NodeApi>,
     engine: Option<Arc<Engine>>,
     v3: Option<nova::ProtocolParameters>,
@@ -186,12 +208,6 @@ async fn run_with_state(
     if let Some(v3) = v3 {
         state = state.with_v3_params(v3);
     }
-    let listener = TcpListener::bind(config.api_bind)
-        .await
-        .map_err(|source| RunError::Bind {
-            addr: config.api_bind,
-            source,
-        })?;
     let addr = listener.local_addr()?;
     announce(addr)?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "REST API up");

@@ -107,11 +107,25 @@ fn bad_config_file_stops_with_a_message() {
 fn busy_port_is_reported() {
     let node = TestNode::start();
     let dir = tempfile::tempdir().expect("dir");
-    let data = dir.path().to_str().expect("utf-8 path");
     let addr = node.addr.to_string();
+    let data_dir = dir.path().join("data");
+    let data = data_dir.to_str().expect("utf-8 path");
     let (status, _, err) = run_cli(&["run", "--data-dir", data, "--api-bind", &addr]);
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.contains("cannot listen on"), "{err}");
+    assert!(
+        !data_dir.exists(),
+        "a refused start created {}",
+        data_dir.display()
+    );
+}
+
+#[test]
+fn boolean_env_vars_take_the_usual_spellings() {
+    let node = TestNode::start_with(&[], &[("LEDGER_NODE_NO_COORDINATOR", "1")]);
+    let log = node.log();
+    assert!(log.contains("no coordinator"), "{log}");
+    assert!(!log.contains("built-in coordinator"), "{log}");
 }
 
 #[test]
