@@ -14,8 +14,10 @@ use axum::{
 };
 use serde::Serialize;
 
-/// The message of every 403: clients and operators look for this text.
-pub const NOT_PUBLIC: &str = "not available for public use";
+/// The message of every 403: clients and operators look for its first words (Hornet's), the
+/// rest says how to get in.
+pub const NOT_PUBLIC: &str = "not available for public use: this route needs \
+     `Authorization: Bearer <token>` (`ledger-node tools jwt --data-dir DIR` prints one)";
 
 /// Part of the message of a 503 when the node would have to do proof of work but cannot
 /// (clients look for this text).

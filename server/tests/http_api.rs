@@ -42,7 +42,8 @@ fn routes_lists_core_v2() {
 fn peers_needs_a_valid_token() {
     let node = TestNode::start();
     let message = node.get(PEERS).assert_error(403);
-    assert_eq!(message, "not available for public use");
+    assert_eq!(message, ledger_server::error::NOT_PUBLIC);
+    assert!(message.contains("Authorization: Bearer"), "{message}");
 
     for bad in [
         "Bearer not-a-jwt".to_owned(),
@@ -57,7 +58,7 @@ fn peers_needs_a_valid_token() {
         let reply = node.get_with(PEERS, &[("authorization", &bad)]);
         assert_eq!(
             reply.assert_error(403),
-            "not available for public use",
+            ledger_server::error::NOT_PUBLIC,
             "Authorization: {bad}"
         );
     }
@@ -116,7 +117,7 @@ fn configured_route_lists_decide_access() {
     let node = TestNode::start_with(&["--public-routes=/health", "--protected-routes="], &[]);
     let auth = format!("Bearer {}", node.jwt());
     let reply = node.get_with(PEERS, &[("authorization", &auth)]);
-    assert_eq!(reply.assert_error(403), "not available for public use");
+    assert_eq!(reply.assert_error(403), ledger_server::error::NOT_PUBLIC);
 }
 
 #[test]

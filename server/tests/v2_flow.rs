@@ -316,7 +316,7 @@ fn control_milestone_needs_a_token_and_a_coordinator() {
     let node = start();
     assert_eq!(
         node.post(CONTROL_MILESTONE, &[], b"").assert_error(403),
-        "not available for public use"
+        ledger_server::error::NOT_PUBLIC
     );
     node.post(
         CONTROL_MILESTONE,
