@@ -75,13 +75,25 @@ fn codec_tool(
         tool(&input, params.as_ref())
     });
     match result {
-        Ok(out) => {
-            println!("{out}");
-            ExitCode::SUCCESS
-        }
+        Ok(out) => print_out(&out),
         Err(e) => {
             eprintln!("ledger-node: {e}");
             ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Writes `text` and a newline to stdout. A reader that went away (`| head`) ends the
+/// output quietly with success; another write error is reported.
+fn print_out(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ledger-node: cannot write the output: {e}");
+            ExitCode::FAILURE
         }
     }
 }

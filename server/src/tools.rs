@@ -2,7 +2,8 @@
 //!
 //! Each tool is a pure function from the bytes read on stdin (and optional protocol
 //! parameters) to the text to print, so the binary only does I/O and exit codes. Input
-//! forms: `0x…` hex text (either case, surrounding whitespace allowed) or raw block bytes;
+//! forms: hex text (`0x…` or bare hex digits, either case, surrounding whitespace allowed; bad
+//! hex is an error) or raw block bytes;
 //! `tools id` and `tools encode` also take block JSON.
 
 use std::{
@@ -101,19 +102,34 @@ pub fn parameters_from(path: Option<&PathBuf>) -> Result<Option<ProtocolParamete
     path.map(|p| load_parameters(p)).transpose()
 }
 
-/// The block bytes in `input`: decoded `0x…` hex when the whole input (less surrounding
-/// whitespace) is valid hex text with the prefix, else the input itself as raw bytes.
-pub fn block_bytes(input: &[u8]) -> Vec<u8> {
-    hex_text(input).unwrap_or_else(|| input.to_vec())
+/// The block bytes in `input`: hex text (see [`hex_text`]) decoded, else the input itself
+/// as raw bytes.
+///
+/// # Errors
+/// Input that is hex text but not valid hex.
+pub fn block_bytes(input: &[u8]) -> Result<Vec<u8>, ToolError> {
+    Ok(hex_text(input)?.unwrap_or_else(|| input.to_vec()))
 }
 
-/// `0x…` / `0X…` hex (digits of either case) surrounded by optional whitespace, decoded.
-fn hex_text(input: &[u8]) -> Option<Vec<u8>> {
-    let text = std::str::from_utf8(input).ok()?.trim();
-    let digits = text
-        .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))?;
-    hex::decode(digits).ok()
+/// Hex text, decoded: surrounding whitespace, then `0x`/`0X` and anything after it, or only
+/// hex digits (either case). Raw v2 block bytes never look like that: they start with the
+/// protocol version byte 2, which is not a printable character. `None` for other input.
+///
+/// # Errors
+/// Input that is hex text with a bad digit or an odd number of digits.
+fn hex_text(input: &[u8]) -> Result<Option<Vec<u8>>, ToolError> {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return Ok(None);
+    };
+    let text = text.trim();
+    let digits = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(digits) => digits,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit()) => text,
+        None => return Ok(None),
+    };
+    hex::decode(digits)
+        .map(Some)
+        .map_err(|e| ToolError::Invalid(format!("input is hex text but not valid hex: {e}")))
 }
 
 /// JSON text of a block, if the input looks like JSON (first non-blank character `{`).
@@ -139,7 +155,7 @@ pub fn decode(input: &[u8], params: Option<&ProtocolParameters>) -> Result<Strin
             "no input: expected a block on stdin".into(),
         ));
     }
-    let bytes = block_bytes(input);
+    let bytes = block_bytes(input)?;
     let block = Block::decode(&bytes)?;
     check(&block, params)?;
     serde_json::to_string_pretty(&block)
@@ -211,7 +227,7 @@ pub fn id(input: &[u8], params: Option<&ProtocolParameters>) -> Result<String, T
             "no input: expected a block on stdin".into(),
         ));
     }
-    let ids = if let Some(bytes) = hex_text(input) {
+    let ids = if let Some(bytes) = hex_text(input)? {
         let block = Block::decode(&bytes)?;
         check(&block, params)?;
         BlockIds::of(&block, &bytes)
@@ -238,13 +254,16 @@ mod tests {
 
     #[test]
     fn hex_is_detected_in_either_case_with_whitespace() {
-        let raw = block_bytes(b"ab");
-        assert_eq!(raw, b"ab");
-        assert_eq!(block_bytes(b"  0xAbCd\n"), vec![0xab, 0xcd]);
-        assert_eq!(block_bytes(b"0XABCD"), vec![0xab, 0xcd]);
-        // Odd digit count or non-hex: taken as raw bytes.
-        assert_eq!(block_bytes(b"0xabc"), b"0xabc");
-        assert_eq!(block_bytes(b"0xzz"), b"0xzz");
+        let raw = [2u8, 0xff, b'a', b'b'];
+        assert_eq!(block_bytes(&raw).ok(), Some(raw.to_vec()));
+        assert_eq!(block_bytes(b"  0xAbCd\n").ok(), Some(vec![0xab, 0xcd]));
+        assert_eq!(block_bytes(b"0XABCD").ok(), Some(vec![0xab, 0xcd]));
+        assert_eq!(block_bytes(b"abCD\n").ok(), Some(vec![0xab, 0xcd]));
+        // Hex text with an odd digit count or a non-hex digit: an error, not raw bytes.
+        for bad in [&b"0xabc"[..], b"0xzz", b"abc"] {
+            let err = block_bytes(bad).expect_err("bad hex");
+            assert!(err.to_string().contains("not valid hex"), "{err}");
+        }
     }
 
     #[test]

@@ -329,3 +329,38 @@ fn bad_protocol_parameters_file_is_a_usage_error() {
         }
     }
 }
+
+#[test]
+fn hex_looking_input_with_bad_digits_is_a_hex_error() {
+    for bad in ["0xzz\n", "0xabc", "abc\n"] {
+        let r = tool(&["decode"], bad.as_bytes());
+        rejected(bad, &r);
+        assert!(r.stderr.contains("not valid hex"), "{bad:?}: {}", r.stderr);
+    }
+    // Bare hex digits are hex too.
+    let first = &blocks()[0];
+    let bare = hex::encode(hex_field(first, "bytes"));
+    json_out("bare hex", &tool(&["decode"], bare.as_bytes()));
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    let first = &blocks()[0];
+    let input = format!("0x{}", hex::encode(hex_field(first, "bytes")));
+    let mut child = Command::new(BIN)
+        .args(["tools", "decode"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ledger-node");
+    // Close the read end of stdout before the tool writes (it reads all of stdin first).
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("write stdin");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
