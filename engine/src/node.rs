@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::nova;
@@ -146,6 +146,13 @@ impl std::fmt::Debug for Engine {
             .field("log", &self.log.dir())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a milestone is confirmed while replaying the log at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    Yes,
+    No,
 }
 
 fn now_secs() -> u32 {
@@ -318,7 +325,7 @@ impl Engine {
             Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64());
         }
         drop(st);
-        let confirmed = self.confirm_pending();
+        let confirmed = self.confirm_pending(Replay::Yes);
         self.write().tangle.end_bulk_load();
         confirmed
     }
@@ -474,7 +481,7 @@ impl Engine {
             self.verify_arrived(&arrived);
         }
         if is_milestone {
-            self.confirm_pending()
+            self.confirm_pending(Replay::No)
                 .map_err(|e| SubmitError::Internal(e.to_string()))?;
         }
         Ok((
@@ -609,7 +616,7 @@ impl Engine {
     }
 
     /// Confirms pending milestones in index order while the next one is known.
-    fn confirm_pending(&self) -> Result<(), EngineError> {
+    fn confirm_pending(&self, replay: Replay) -> Result<(), EngineError> {
         let _guard = self
             .confirming
             .lock()
@@ -625,16 +632,20 @@ impl Engine {
                     .map(|(_, id)| *id)
             };
             let Some(block_id) = next else { return Ok(()) };
-            self.confirm_milestone_block(block_id, None)?;
+            self.confirm_milestone_block(block_id, None, Instant::now(), replay)?;
         }
     }
 
     /// White-flag + apply for one milestone block. `precomputed` skips the walk
     /// when the coordinator already computed it for the same parents.
+    /// `started` is when the work on this milestone began (the log line reports the time
+    /// since); a replayed milestone is logged at debug level only.
     fn confirm_milestone_block(
         &self,
         block_id: BlockId,
         precomputed: Option<Confirmation>,
+        started: Instant,
+        replay: Replay,
     ) -> Result<bool, EngineError> {
         let rec = self.log.get(&LogId::V2(block_id)).ok_or_else(|| {
             EngineError::Inconsistent("milestone block missing from the log".into())
@@ -698,11 +709,24 @@ impl Engine {
         };
         st.milestone_ids.insert(info.milestone_id, info.index);
         st.milestones.insert(m.index, info);
-        tracing::debug!(
-            index = m.index,
-            referenced = conf.referenced.len(),
-            "milestone confirmed"
-        );
+        let (healthy, semi_lazy, lazy) = st.tangle.tip_pool_sizes();
+        drop(st);
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if replay == Replay::Yes {
+            tracing::debug!(
+                index = m.index,
+                referenced = conf.referenced.len(),
+                "milestone replayed"
+            );
+        } else {
+            tracing::info!(
+                index = m.index,
+                referenced = conf.referenced.len(),
+                took_ms = format_args!("{ms:.1}"),
+                tips = format_args!("{healthy}/{semi_lazy}/{lazy}"),
+                "milestone confirmed"
+            );
+        }
         Ok(true)
     }
 
@@ -745,6 +769,7 @@ impl Engine {
             .confirming
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let started = Instant::now();
         let mut parents = self.read().tangle.tips();
         while parents.len() > 8 {
             parents = self.issue_checkpoints(&parents)?;
@@ -802,7 +827,7 @@ impl Engine {
             let mut st = self.write();
             Self::insert_block(&mut st, block_id, &block, None, appended.location.to_u64());
         }
-        if !self.confirm_milestone_block(block_id, Some(conf))? {
+        if !self.confirm_milestone_block(block_id, Some(conf), started, Replay::No)? {
             return Err(EngineError::Inconsistent(format!(
                 "own milestone {index} was not confirmed"
             )));

@@ -15,7 +15,7 @@ use ledger_engine::Engine;
 
 use crate::{
     access, access::AccessControl, error, error::ApiError, metrics::BlockRates, node::NodeApi,
-    routes,
+    rejects::RejectTally, routes,
 };
 
 /// Default limit for request bodies: 1 MiB.
@@ -51,6 +51,8 @@ pub struct Shared {
     pub pow: bool,
     /// Block rates for `info.metrics` (all 0 unless [`Self::with_rates`] attached a sampler).
     pub rates: Arc<BlockRates>,
+    /// Refused submissions, summarised in the log.
+    pub rejects: Arc<RejectTally>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -84,6 +86,7 @@ impl AppState {
             v3_params: None,
             pow: true,
             rates: Arc::default(),
+            rejects: Arc::default(),
         }))
     }
 

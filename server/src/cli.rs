@@ -236,6 +236,28 @@ pub struct RunArgs {
         value_delimiter = ','
     )]
     pub protected_routes: Option<Vec<String>>,
+
+    /// Log line format on stderr: `text`, or `json` (one object per line). What is logged is
+    /// set with the RUST_LOG environment variable (e.g. `RUST_LOG=debug`,
+    /// `RUST_LOG=info,ledger_engine=debug`) [default: text].
+    #[arg(
+        long,
+        env = "LEDGER_NODE_LOG_FORMAT",
+        value_name = "FORMAT",
+        value_enum
+    )]
+    pub log_format: Option<LogFormat>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 impl RunArgs {
@@ -259,6 +281,7 @@ impl RunArgs {
             api_body_limit: self.api_body_limit.or(lower.api_body_limit),
             public_routes: self.public_routes.or(lower.public_routes),
             protected_routes: self.protected_routes.or(lower.protected_routes),
+            log_format: self.log_format.or(lower.log_format),
         }
     }
 }

@@ -85,6 +85,8 @@ pub struct NodeConfig {
     pub public_routes: Vec<String>,
     /// Protected route patterns.
     pub protected_routes: Vec<String>,
+    /// Log line format.
+    pub log_format: crate::cli::LogFormat,
 }
 
 impl NodeConfig {
@@ -207,6 +209,7 @@ impl NodeConfig {
             api_body_limit,
             public_routes: routes(args.public_routes, DEFAULT_PUBLIC_ROUTES),
             protected_routes: routes(args.protected_routes, DEFAULT_PROTECTED_ROUTES),
+            log_format: args.log_format.unwrap_or_default(),
         })
     }
 }

@@ -21,7 +21,6 @@ use ledger_server::{
 fn main() -> ExitCode {
     match Cli::parse().into_command() {
         Command::Run(args) => {
-            run::init_tracing();
             let config = match NodeConfig::resolve(*args) {
                 Ok(config) => config,
                 Err(e) => {
@@ -29,6 +28,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            run::init_tracing(config.log_format);
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(e) => {

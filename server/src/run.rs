@@ -17,6 +17,7 @@ use tracing_subscriber::EnvFilter;
 use crate::{
     access::AccessControl,
     app::{app, AppState},
+    cli::LogFormat,
     config::NodeConfig,
     jwt::{JwtAuth, JwtError},
     metrics::BlockRates,
@@ -52,15 +53,18 @@ pub enum RunError {
     Flush(NodeError),
 }
 
-/// Logs through `tracing` to stderr, filtered by `RUST_LOG` (default `info`).
-pub fn init_tracing() {
+/// Logs through `tracing` to stderr, filtered by `RUST_LOG` (default `info`), as text or
+/// as one JSON object per line.
+pub fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    // A second init (tests) is harmless; ignore it.
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(io::stderr().is_terminal())
-        .with_writer(io::stderr)
-        .try_init();
+        .with_writer(io::stderr);
+    // A second init (tests) is harmless; ignore it.
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(io::stderr().is_terminal()).try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
 }
 
 /// The v3 protocol parameters of the dev default (TIP-49 testnet parameters of the vectors).
@@ -208,6 +212,7 @@ async fn run_with_state(
     if let Some(v3) = v3 {
         state = state.with_v3_params(v3);
     }
+    state.rejects.spawn_logger();
     let addr = listener.local_addr()?;
     announce(addr)?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "REST API up");

@@ -58,6 +58,15 @@ fn invalid(message: impl std::fmt::Display) -> ApiError {
 
 /// `POST /api/core/v2/blocks`: 201 with `Location: 0x<id>` and `{"blockId":"0x…"}`.
 pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Response, ApiError> {
+    let answer = store(&state, body).await;
+    if let Err(e) = &answer {
+        state.rejects.record(e);
+    }
+    answer
+}
+
+/// The work of [`submit`]: decode, fill in, store, wait for durability.
+async fn store(state: &AppState, body: RawBody) -> Result<Response, ApiError> {
     let engine = Arc::clone(state.engine()?);
     let (bytes, auto_parents) = match body.media.encoding() {
         Encoding::Json => from_json(&engine, &body.bytes)?,
@@ -70,7 +79,7 @@ pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Resp
         }
     };
     tracing::trace!(len = bytes.len(), auto_parents, "v2 block submitted");
-    let bytes = fill_nonce(&state, &engine, bytes).await?;
+    let bytes = fill_nonce(state, &engine, bytes).await?;
     // Syntax (strict decoding) is the engine's first check: its error is the same 400.
     // Blocks without heavy checks are stored on this thread; transactions (signatures) and
     // milestones (confirmation) on the blocking pool.

@@ -60,7 +60,20 @@ pub async fn submit(
     Accept(accept): Accept,
     body: RawBody,
 ) -> Result<Response, ApiError> {
-    let bytes = block_bytes(&body)?;
+    let answer = store(&state, accept, &body).await;
+    if let Err(e) = &answer {
+        state.rejects.record(e);
+    }
+    answer
+}
+
+/// The work of [`submit`].
+async fn store(
+    state: &AppState,
+    accept: crate::media::MediaType,
+    body: &RawBody,
+) -> Result<Response, ApiError> {
+    let bytes = block_bytes(body)?;
     let engine = state.engine()?.clone();
     let params = state.v3_params()?.clone();
     // The log fsyncs on insert: keep that off the async workers.
