@@ -164,3 +164,47 @@ fn a_second_node_on_the_same_data_dir_is_refused() {
     // The first node is unharmed.
     assert_eq!(node.get("/health").status, 200);
 }
+
+/// Long flags of `run --help`, in order.
+fn help_flags() -> Vec<String> {
+    let (status, out, err) = run_cli(&["run", "--help"]);
+    assert_eq!(status.code(), Some(0), "{err}");
+    out.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .filter_map(|l| {
+            l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+        })
+        .filter(|f| *f != "help")
+        .map(|f| format!("--{f}"))
+        .collect()
+}
+
+#[test]
+fn the_readme_flag_table_lists_exactly_the_run_flags() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let table: Vec<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `--"))
+        .filter_map(|l| {
+            l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+        })
+        .map(|f| format!("--{f}"))
+        .collect();
+    let help = help_flags();
+    assert!(help.len() > 10, "{help:?}");
+    for flag in &help {
+        assert!(
+            table.contains(flag),
+            "{flag} is in --help but not in README's table"
+        );
+    }
+    for flag in &table {
+        assert!(
+            help.contains(flag),
+            "{flag} is in README's table but not in --help"
+        );
+    }
+}
