@@ -11,7 +11,7 @@ second. Every window (default 10 s) it prints one row:
   ms       milestones confirmed in the window; gap = longest time without a new one (s)
   rss      resident memory of the node (MiB); fds = its open file descriptors
   blk/s    new blocks per second (from /info metrics); ref/s referenced per second
-  tips     tip pool (healthy/semi-lazy/lazy) from the Prometheus endpoint, when the node has one
+  tips     tip pool (healthy/semi-lazy/lazy) after the latest milestone (the node's log line)
   p50/p99  probe latency (ms) of POST /blocks (node-filled) and GET /info together
   err      probe answers that were not 2xx, or failed
 
@@ -70,11 +70,8 @@ class Node:
         help_text = subprocess.run([binary, "run", "--help"], capture_output=True, text=True).stdout
         args = [binary, "run", "--data-dir", data_dir, "--api-bind", "127.0.0.1:0",
                 "--coordinator-interval", str(interval)]
-        self.metrics_url: Optional[str] = None
         if "--metrics-bind" in help_text:
-            port = free_port()
-            args += ["--metrics-bind", f"127.0.0.1:{port}"]
-            self.metrics_url = f"http://127.0.0.1:{port}/metrics"
+            args += ["--metrics-bind", f"127.0.0.1:{free_port()}"]
         self.log = open(os.path.join(os.path.dirname(data_dir), "node.log"), "wb")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log,
                                      env={**os.environ, "RUST_LOG": "info"})
@@ -103,16 +100,16 @@ class Node:
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
 
     def tips(self) -> str:
-        if not self.metrics_url:
+        """The tip pool (healthy/semi-lazy/lazy) of the node's latest milestone log line."""
+        self.log.flush()
+        with open(self.log.name, "rb") as f:
+            f.seek(max(0, os.path.getsize(self.log.name) - 65536))
+            tail = f.read().decode(errors="replace")
+        found = re.findall(r"milestone confirmed.*?tips=(\d+/\d+/\d+)|tips=(\d+/\d+/\d+).*?milestone confirmed", tail)
+        if not found:
             return "n/a"
-        try:
-            _, body = http("GET", self.metrics_url, timeout=5)
-        except OSError:
-            return "n/a"
-        counts: Dict[str, str] = {}
-        for m in re.finditer(r'^iota_node_tips\{type="([^"]+)"\}\s+(\S+)', body.decode(), re.M):
-            counts[m.group(1)] = str(int(float(m.group(2))))
-        return "/".join(counts.values()) if counts else "n/a"
+        last = found[-1]
+        return last[0] or last[1]
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGINT)
