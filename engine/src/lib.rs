@@ -16,6 +16,7 @@ pub mod richlist;
 pub mod semantic;
 pub mod tangle;
 pub mod utxo;
+pub mod watermark;
 pub mod whiteflag;
 
 pub use error::{EngineError, SubmitError};

@@ -27,6 +27,7 @@ use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputRow};
+use crate::watermark::Watermark;
 use crate::whiteflag::{self, Confirmation};
 
 /// How the engine runs.
@@ -134,6 +135,9 @@ pub struct Engine {
     coordinator_keys: Vec<[u8; 32]>,
     threshold: usize,
     pow_workers: usize,
+    // The highest milestone confirmed, and the highest the built-in coordinator issued.
+    confirmed_mark: Watermark,
+    issued_mark: Option<Watermark>,
     state: RwLock<State>,
     // Serializes milestone issuance and confirmation.
     confirming: Mutex<()>,
@@ -286,6 +290,15 @@ impl Engine {
         ledger
             .book_genesis(&genesis_outputs, g.milestone_timestamp)
             .map_err(|e| EngineError::Genesis(e.to_string()))?;
+        let key_file = config
+            .coordinator_key_file
+            .clone()
+            .unwrap_or_else(|| config.data_dir.join("coordinator.key"));
+        let issued_mark = coordinator.as_ref().map(|_| {
+            let mut path = key_file.into_os_string();
+            path.push(".issued");
+            Watermark::new(path)
+        });
         let engine = Self {
             log,
             genesis: config.genesis.clone(),
@@ -293,6 +306,8 @@ impl Engine {
             coordinator_keys,
             threshold,
             pow_workers: config.pow_workers,
+            confirmed_mark: Watermark::new(config.data_dir.join("confirmed-index")),
+            issued_mark,
             state: RwLock::new(State {
                 tangle,
                 ledger,
@@ -307,7 +322,37 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
         };
         engine.replay()?;
+        engine.check_watermarks()?;
         Ok(Arc::new(engine))
+    }
+
+    /// Refuses a log that ends before what this node confirmed, or before what its
+    /// coordinator key issued: blocks were lost (a deleted or replaced segment), and going
+    /// on would re-issue or re-confirm milestones with other contents.
+    fn check_watermarks(&self) -> Result<(), EngineError> {
+        let ledger = self.read().ledger.ledger_index();
+        if let Some(confirmed) = self.confirmed_mark.read()?.filter(|&c| c > ledger) {
+            return Err(EngineError::Inconsistent(format!(
+                "the block log ends at ledger index {ledger}, but this node confirmed up to \
+                 milestone {confirmed} ({}): blocks are missing from {} (a deleted, truncated \
+                 or older segment?); nothing was changed. Restore the log, or salvage it \
+                 (engine/FORMAT.md)",
+                self.confirmed_mark.path().display(),
+                self.log.dir().display()
+            )));
+        }
+        if let Some(mark) = &self.issued_mark {
+            if let Some(issued) = mark.read()?.filter(|&i| i > ledger) {
+                return Err(EngineError::Inconsistent(format!(
+                    "this coordinator key already issued milestone {issued} ({}), but the block \
+                     log ends at ledger index {ledger}: issuing again would sign a second \
+                     milestone for an index already signed. Restore the log, or start a new \
+                     network with a new coordinator key",
+                    mark.path().display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn replay(&self) -> Result<(), EngineError> {
@@ -632,6 +677,15 @@ impl Engine {
                     .map(|(_, id)| *id)
             };
             let Some(block_id) = next else { return Ok(()) };
+            // A milestone whose past cone is incomplete (a salvaged log) waits: white flag
+            // needs every block of the cone.
+            if !self.read().tangle.get(&block_id).is_some_and(|m| m.solid) {
+                tracing::warn!(
+                    block = %hex32(&block_id),
+                    "the next milestone's past cone is incomplete: confirmation stops here"
+                );
+                return Ok(());
+            }
             self.confirm_milestone_block(block_id, None, Instant::now(), replay)?;
         }
     }
@@ -711,6 +765,11 @@ impl Engine {
         st.milestones.insert(m.index, info);
         let (healthy, semi_lazy, lazy) = st.tangle.tip_pool_sizes();
         drop(st);
+        if replay == Replay::No {
+            if let Err(e) = self.confirmed_mark.write(m.index) {
+                tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
+            }
+        }
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         if replay == Replay::Yes {
             tracing::debug!(
@@ -822,7 +881,20 @@ impl Engine {
         };
         let bytes = block.to_bytes();
         let block_id = Block::id_of(&bytes);
+        if let Some(mark) = &self.issued_mark {
+            if let Some(issued) = mark.read()?.filter(|&i| i >= index) {
+                return Err(EngineError::Inconsistent(format!(
+                    "refusing to issue milestone {index}: this key already issued {issued}"
+                )));
+            }
+        }
         let appended = self.log.append(&LogId::V2(block_id), &bytes)?;
+        // The log is the record of issuance; the mark outlives a lost log.
+        if let Some(mark) = &self.issued_mark {
+            if let Err(e) = mark.write(index) {
+                tracing::error!(index, "cannot record the issued milestone index: {e}");
+            }
+        }
         {
             let mut st = self.write();
             Self::insert_block(&mut st, block_id, &block, None, appended.location.to_u64());

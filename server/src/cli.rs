@@ -61,6 +61,20 @@ pub enum Tool {
     /// Load a running node's REST API (loopback only) with many keep-alive connections and
     /// report throughput, latency percentiles and status codes.
     BenchApi(BenchApiArgs),
+    /// Copy every intact record of a data dir whose log is damaged into a new data dir (the
+    /// old one is only read), with the coordinator key and token secret; see engine/FORMAT.md.
+    Salvage(SalvageArgs),
+}
+
+/// Arguments of `tools salvage`.
+#[derive(Debug, Args)]
+pub struct SalvageArgs {
+    /// The data dir of the node that refused to start.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: PathBuf,
+    /// A new data dir to create (must not exist or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub into: PathBuf,
 }
 
 /// Arguments of `tools decode`, `tools encode` and `tools id`.

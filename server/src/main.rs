@@ -57,6 +57,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Tools(Tool::Salvage(args)) => match tools::salvage(&args.data_dir, &args.into) {
+            Ok(report) => print_out(&report),
+            Err(e) => {
+                eprintln!("ledger-node: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        },
         Command::Tools(Tool::Decode(args)) => codec_tool(&args, tools::decode),
         Command::Tools(Tool::Encode(args)) => codec_tool(&args, tools::encode),
         Command::Tools(Tool::Id(args)) => codec_tool(&args, tools::id),

@@ -244,6 +244,42 @@ pub fn id(input: &[u8], params: Option<&ProtocolParameters>) -> Result<String, T
         .map_err(|e| ToolError::Invalid(format!("cannot print the ids: {e}")))
 }
 
+/// Files of a data dir that `tools salvage` copies as they are, if present.
+const SALVAGED_FILES: &[&str] = &["coordinator.key", "coordinator.key.issued", "jwt-secret"];
+
+/// `tools salvage`: the intact records of `from/log` into a new data dir `into`, with the key
+/// files; `confirmed-index` is left behind, since the salvaged log may end earlier. Returns a
+/// report to print.
+///
+/// # Errors
+/// `into` is not empty, I/O failures.
+pub fn salvage(from: &Path, into: &Path) -> Result<String, ToolError> {
+    let fail = |e: &dyn fmt::Display| ToolError::Invalid(format!("salvage: {e}"));
+    if !from.join("log").is_dir() {
+        return Err(fail(&format!("{} has no log directory", from.display())));
+    }
+    let report =
+        ledger_engine::log::salvage(&from.join("log"), &into.join("log")).map_err(|e| fail(&e))?;
+    for name in SALVAGED_FILES {
+        let src = from.join(name);
+        if src.exists() {
+            std::fs::copy(&src, into.join(name)).map_err(|e| fail(&e))?;
+        }
+    }
+    let mut out = format!(
+        "copied {} records from {} into {}\n",
+        report.records,
+        from.display(),
+        into.display()
+    );
+    for (segment, start, end) in &report.skipped {
+        out.push_str(&format!(
+            "skipped damaged bytes {start}..{end} of segment {segment}\n"
+        ));
+    }
+    Ok(out.trim_end().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -209,9 +209,100 @@ pub(crate) fn scan_frame(seg: &[u8], at: usize) -> Scan {
     }
 }
 
+/// One past the last non-zero byte of `seg` (0 for an all-zero segment). The file is
+/// pre-sized with zeros, so this is where written data ends.
+pub(crate) fn data_end(seg: &[u8]) -> usize {
+    const CHUNK: usize = 4096;
+    let whole = seg.len() - seg.len() % CHUNK;
+    if let Some(i) = seg
+        .get(whole..)
+        .and_then(|t| t.iter().rposition(|&b| b != 0))
+    {
+        return whole + i + 1;
+    }
+    let chunks = seg.get(..whole).unwrap_or_default().chunks_exact(CHUNK);
+    for (n, chunk) in chunks.enumerate().rev() {
+        if let Some(i) = chunk.iter().rposition(|&b| b != 0) {
+            return n * CHUNK + i + 1;
+        }
+    }
+    0
+}
+
+/// The offset of the first intact record frame that starts after `at` (at any byte offset,
+/// since a damaged frame's length cannot be trusted), if any. A torn tail has none: only
+/// the zeros of the pre-sized file, or the rest of the one frame being written, follow it.
+/// Damage in the middle of the data has the later records after it.
+pub(crate) fn intact_frame_after(seg: &[u8], at: usize) -> Option<usize> {
+    // A record may end in zero bytes (a milestone's nonce is 0), so it may reach past the
+    // last non-zero byte; by less than the largest record, far less than this.
+    const TRAILING_ZEROS: usize = 1 << 20;
+    let data = data_end(seg);
+    let end = data.saturating_add(TRAILING_ZEROS).min(seg.len());
+    (at.saturating_add(1)..data).find(|&pos| {
+        // Cheap filters first: a known kind and a length that fits the data.
+        let kind_ok = seg
+            .get(pos + FRAME_KIND_OFFSET)
+            .is_some_and(|&k| matches!(k, KIND_V2 | KIND_V3 | KIND_SEAL));
+        kind_ok
+            && u32_at(seg, pos + FRAME_LEN_OFFSET)
+                .and_then(|l| usize::try_from(l).ok())
+                .and_then(|l| (pos + FRAME_HEADER_LEN).checked_add(l))
+                .is_some_and(|e| e <= end)
+            && matches!(scan_frame(seg, pos), Scan::Frame(_))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn frames(n: u8) -> Vec<u8> {
+        let mut seg = vec![0u8; HEADER_LEN];
+        for i in 0..n {
+            encode_frame(&mut seg, KIND_V2, &[i; 32], &[i; 100]);
+        }
+        seg.resize(seg.len() + 4096, 0);
+        seg
+    }
+
+    #[test]
+    fn data_end_is_one_past_the_last_non_zero_byte() {
+        assert_eq!(data_end(&[0; 10_000]), 0);
+        let mut seg = vec![0u8; 10_000];
+        seg[4095] = 1;
+        assert_eq!(data_end(&seg), 4096);
+        seg[9_999] = 1;
+        assert_eq!(data_end(&seg), 10_000);
+    }
+
+    #[test]
+    fn a_torn_tail_has_no_intact_frame_after_it_and_damage_in_the_middle_has() {
+        let seg = frames(3);
+        let second = HEADER_LEN + FRAME_HEADER_LEN + 132;
+        let third = second + FRAME_HEADER_LEN + 132;
+        // Intact: the next frame after the first is the second.
+        assert_eq!(intact_frame_after(&seg, HEADER_LEN), Some(second));
+        // A flipped byte in the second frame: the third is still found after it.
+        let mut flipped = seg.clone();
+        flipped[second + 50] ^= 1;
+        assert!(matches!(scan_frame(&flipped, second), Scan::Invalid(_)));
+        assert_eq!(intact_frame_after(&flipped, second), Some(third));
+        // A last record ending in zeros is still found.
+        let mut zero_tail = frames(2);
+        let last = second;
+        let body_end = last + FRAME_HEADER_LEN + 132;
+        zero_tail[body_end - 8..body_end].fill(0);
+        let covered = zero_tail[last + FRAME_LEN_OFFSET..body_end].to_vec();
+        zero_tail[last..last + 4].copy_from_slice(&crc32fast::hash(&covered).to_le_bytes());
+        zero_tail[HEADER_LEN + 20] ^= 1;
+        assert_eq!(intact_frame_after(&zero_tail, HEADER_LEN), Some(last));
+        // The last frame cut short (zeros after its first half): nothing after it.
+        let mut torn = seg.clone();
+        torn[third + 70..].fill(0);
+        assert!(matches!(scan_frame(&torn, third), Scan::Invalid(_)));
+        assert_eq!(intact_frame_after(&torn, third), None);
+    }
 
     #[test]
     fn header_constants_match_the_documented_layout() {

@@ -21,6 +21,7 @@
 mod error;
 mod format;
 mod index;
+mod salvage;
 mod segment;
 
 use std::collections::VecDeque;
@@ -34,6 +35,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use error::LogError;
+pub use salvage::{salvage, SalvageReport};
 
 use format::{Scan, FRAME_HEADER_LEN, HEADER_LEN, KIND_SEAL, KIND_V2, KIND_V3, SEAL_FRAME_LEN};
 use index::{Entry, Index};
@@ -431,6 +433,7 @@ fn max_body(size: u32) -> usize {
 }
 
 /// How a segment's records end.
+#[derive(Clone, Copy)]
 enum Tail {
     /// A valid seal record at this offset.
     Sealed,
@@ -552,19 +555,33 @@ impl Log {
                 }
                 (Tail::End(at), false) => return Err(corrupted(n, at, "segment is not sealed")),
                 (Tail::Torn(at, why), false) => return Err(corrupted(n, at, why)),
-                (Tail::End(at), true) => at,
-                (Tail::Torn(at, why), true) => {
-                    tracing::warn!(
-                        segment = n,
-                        offset = at,
-                        reason = why,
-                        "truncating torn tail"
-                    );
-                    recovery.truncated_at = Some(Location {
-                        segment: n,
-                        offset: u32::try_from(at).unwrap_or(u32::MAX),
-                    });
-                    recovery.truncated_reason = Some(why);
+                (Tail::End(at) | Tail::Torn(at, _), true) => {
+                    // Only a torn tail may be cut: damage with intact records after it is
+                    // corruption, and the start stops with every file as it was.
+                    if let Some(next) = format::intact_frame_after(seg.bytes(), at) {
+                        return Err(corrupted(
+                            n,
+                            at,
+                            format!(
+                                "damaged data followed by an intact record at offset {next}: \
+                                 not a torn tail, so nothing was changed (to keep what is \
+                                 intact: `ledger-node tools salvage`, see engine/FORMAT.md)"
+                            ),
+                        ));
+                    }
+                    if let Tail::Torn(_, why) = tail {
+                        tracing::warn!(
+                            segment = n,
+                            offset = at,
+                            reason = why,
+                            "truncating torn tail (the last record was cut short)"
+                        );
+                        recovery.truncated_at = Some(Location {
+                            segment: n,
+                            offset: u32::try_from(at).unwrap_or(u32::MAX),
+                        });
+                        recovery.truncated_reason = Some(why);
+                    }
                     at
                 }
             };

@@ -217,27 +217,56 @@ fn torn_last_record_at_every_byte_is_truncated_and_the_log_still_opens() {
     }
 }
 
-#[test]
-fn checksum_flip_in_the_active_segment_truncates_from_the_damaged_record() {
-    let dir = tempfile::tempdir().unwrap();
-    let (all, _) = fill(dir.path(), 6);
-    let path = segment_path(dir.path(), 0);
+/// Flips one bit in the body of record `n`.
+fn flip_in_record(dir: &Path, record: Location) {
     let f = OpenOptions::new()
         .read(true)
         .write(true)
-        .open(&path)
+        .open(segment_path(dir, record.segment()))
         .unwrap();
-    // Flip one bit in the body of record 3.
-    let at = u64::from(all[3].1.offset()) + 60;
+    let at = u64::from(record.offset()) + 60;
     let mut b = [0u8; 1];
     f.read_exact_at(&mut b, at).unwrap();
     f.write_all_at(&[b[0] ^ 0x04], at).unwrap();
+}
+
+#[test]
+fn checksum_flip_in_the_middle_of_the_active_segment_stops_the_open_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all, _) = fill(dir.path(), 6);
+    flip_in_record(dir.path(), all[3].1);
+    let path = segment_path(dir.path(), 0);
+    let before = std::fs::read(&path).unwrap();
+    match Log::open(dir.path(), FAST) {
+        Err(LogError::Corrupted {
+            segment,
+            offset,
+            reason,
+        }) => {
+            assert_eq!(segment, 0);
+            assert_eq!(offset, u64::from(all[3].1.offset()));
+            assert!(reason.contains("not a torn tail"), "{reason}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the segment was changed"
+    );
+}
+
+#[test]
+fn checksum_flip_in_the_last_record_is_a_torn_tail_and_is_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all, _) = fill(dir.path(), 6);
+    flip_in_record(dir.path(), all[5].1);
     let log = Log::open(dir.path(), FAST).unwrap();
-    assert_eq!(log.recovery().truncated_at, Some(all[3].1));
+    assert_eq!(log.recovery().truncated_at, Some(all[5].1));
     assert_eq!(log.recovery().truncated_reason, Some("checksum mismatch"));
-    assert_eq!(contents(&log), all[..3]);
-    // Stale records 4 and 5 were cut off with the damaged one: appending a new record and
-    // reopening must not bring them back.
+    assert_eq!(contents(&log), all[..5]);
+    // The damaged record was cut off: appending a new record and reopening must not bring
+    // it back.
     log.append_v2(b"new record").unwrap();
     let expected = contents(&log);
     drop(log);
