@@ -21,6 +21,9 @@ pub const SECRET_FILE: &str = "jwt-secret";
 /// The `sub` claim of API tokens.
 pub const SUBJECT: &str = "ledger-node-api";
 
+/// Seconds of clock skew allowed on `exp` and `nbf`.
+pub const CLOCK_SKEW_SECS: u64 = 5;
+
 /// Length of a generated secret in bytes.
 const SECRET_LEN: usize = 32;
 
@@ -76,6 +79,10 @@ impl JwtAuth {
         validation.required_spec_claims.insert("sub".to_owned());
         validation.sub = Some(SUBJECT.to_owned());
         validation.validate_aud = false;
+        // `exp` and `nbf`, when present, hold to within a few seconds of clock skew (the
+        // library's default would accept an expired token for another minute).
+        validation.validate_nbf = true;
+        validation.leeway = CLOCK_SKEW_SECS;
         Self {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
@@ -186,6 +193,24 @@ mod tests {
         )
         .expect("sign");
         assert!(!auth.verify(&expired));
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let token = |claims: serde_json::Value| {
+            jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &key).expect("sign")
+        };
+        // Expired 20 s ago: refused (the library default leeway was 60 s).
+        assert!(!auth.verify(&token(
+            serde_json::json!({"sub": SUBJECT, "iat": 0, "exp": now - 20})
+        )));
+        // Not valid before a minute from now: refused.
+        assert!(!auth.verify(&token(
+            serde_json::json!({"sub": SUBJECT, "iat": 0, "nbf": now + 60})
+        )));
+        // Valid window, and skew within the allowance: accepted.
+        assert!(auth.verify(&token(
+            serde_json::json!({"sub": SUBJECT, "iat": 0, "nbf": now + 2, "exp": now + 60})
+        )));
     }
 
     #[test]

@@ -79,20 +79,20 @@ impl MediaType {
         self.encoding != Encoding::Json
     }
 
-    /// The media type whose name is a prefix of `value` (case-insensitive, leading
-    /// whitespace ignored), if any.
-    pub fn from_prefix(value: &str) -> Option<Self> {
-        let value = value.trim_start();
-        Self::ALL.into_iter().find(|m| {
-            value
-                .get(..m.name.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(m.name))
-        })
+    /// The media type named by `value`: its type/subtype (before any `;` parameters, and
+    /// before a `,` that starts a further `Accept` entry), compared exactly, case-insensitive,
+    /// surrounding whitespace ignored. `application/jsonx` is not JSON.
+    pub fn from_header(value: &str) -> Option<Self> {
+        let first = value.split(',').next().unwrap_or_default();
+        let essence = first.split(';').next().unwrap_or_default().trim();
+        Self::ALL
+            .into_iter()
+            .find(|m| essence.eq_ignore_ascii_case(m.name))
     }
 }
 
 /// The media type of a request body from its `Content-Type`: none means JSON, a known
-/// prefix gives that type, anything else is a 415.
+/// name gives that type, anything else is a 415.
 pub fn request_media_type(headers: &HeaderMap) -> Result<MediaType, ApiError> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Ok(MediaType::JSON);
@@ -100,16 +100,16 @@ pub fn request_media_type(headers: &HeaderMap) -> Result<MediaType, ApiError> {
     let text = value.to_str().map_err(|_| {
         ApiError::UnsupportedMediaType(String::from_utf8_lossy(value.as_bytes()).into_owned())
     })?;
-    MediaType::from_prefix(text).ok_or_else(|| ApiError::UnsupportedMediaType(text.to_owned()))
+    MediaType::from_header(text).ok_or_else(|| ApiError::UnsupportedMediaType(text.to_owned()))
 }
 
-/// The media type to answer with, from `Accept`: a known prefix gives that type, anything
+/// The media type to answer with, from `Accept`: a known name gives that type, anything
 /// else (missing, `*/*`, unknown) gives JSON. Never fails.
 pub fn response_media_type(headers: &HeaderMap) -> MediaType {
     headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .and_then(MediaType::from_prefix)
+        .and_then(MediaType::from_header)
         .unwrap_or(MediaType::JSON)
 }
 
@@ -245,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn content_type_maps_to_media_type_by_prefix() {
+    fn content_type_maps_to_media_type_by_exact_name() {
         let cases = [
             ("application/json", MediaType::JSON),
             ("application/json; charset=utf-8", MediaType::JSON),
@@ -280,6 +280,9 @@ mod tests {
             "",
             "json",
             "application/vnd.ledger",
+            "application/jsonx",
+            "application/json-patch+json",
+            "application/vnd.iota.serializer-v1x",
         ] {
             let got = request_media_type(&headers(header::CONTENT_TYPE, value));
             assert!(

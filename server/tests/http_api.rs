@@ -265,3 +265,24 @@ fn configured_body_limit_applies() {
     let message = node.post(BLOCKS, &[], &[b' '; 101]).assert_error(413);
     assert!(message.contains("100 bytes"), "{message}");
 }
+
+#[test]
+fn media_types_match_exactly() {
+    let node = TestNode::start();
+    let body = br#"{"protocolVersion":2,"payload":{"type":5,"tag":"0x01","data":"0x"}}"#;
+    for wrong in [
+        "application/jsonx",
+        "application/json-seq",
+        "application/vnd.iota.serializer-v1x",
+    ] {
+        let reply = node.post("/api/core/v2/blocks", &[("content-type", wrong)], body);
+        let message = reply.assert_error(415);
+        assert!(message.contains(wrong), "{wrong}: {message}");
+    }
+    let ok = node.post(
+        "/api/core/v2/blocks",
+        &[("content-type", "Application/JSON; charset=utf-8")],
+        body,
+    );
+    assert_eq!(ok.status, 201, "{}", String::from_utf8_lossy(&ok.body));
+}
