@@ -53,6 +53,10 @@ pub struct Shared {
     pub rates: Arc<BlockRates>,
     /// Refused submissions, summarised in the log.
     pub rejects: Arc<RejectTally>,
+    /// Time a client has for a whole request body.
+    pub body_timeout: std::time::Duration,
+    /// Request-body bytes that may be buffered at once over all requests, in KiB permits.
+    pub body_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -87,6 +91,8 @@ impl AppState {
             pow: true,
             rates: Arc::default(),
             rejects: Arc::default(),
+            body_timeout: std::time::Duration::from_secs(30),
+            body_budget: Arc::new(tokio::sync::Semaphore::new(body_permits(64 << 20))),
         }))
     }
 
@@ -132,6 +138,14 @@ impl AppState {
         self.v3_params
             .as_ref()
             .ok_or_else(|| ApiError::unavailable("v3 blocks are not enabled on this node"))
+    }
+
+    /// The same state with a body timeout and a cap on body bytes buffered at once.
+    pub fn with_body_budget(mut self, timeout: std::time::Duration, max_buffered: usize) -> Self {
+        let shared = self.shared();
+        shared.body_timeout = timeout;
+        shared.body_budget = Arc::new(tokio::sync::Semaphore::new(body_permits(max_buffered)));
+        self
     }
 
     /// The same state with another body limit.
@@ -226,6 +240,16 @@ pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
         .layer(CatchPanicLayer::new())
         .layer(middleware::from_fn(error::json_errors))
         .layer(TraceLayer::new_for_http())
+}
+
+/// Bytes per permit of the body budget (a semaphore counts at most `u32::MAX` permits).
+pub const BODY_PERMIT_BYTES: usize = 1024;
+
+/// Permits of the body budget for `bytes` bytes, rounded up.
+pub fn body_permits(bytes: usize) -> usize {
+    bytes
+        .div_ceil(BODY_PERMIT_BYTES)
+        .clamp(1, u32::MAX as usize)
 }
 
 #[cfg(test)]

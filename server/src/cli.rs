@@ -251,6 +251,26 @@ pub struct RunArgs {
     )]
     pub protected_routes: Option<Vec<String>>,
 
+    /// Seconds a client has to send a request's header; a connection idle between requests
+    /// for this long is closed too [default: 10].
+    #[arg(long, env = "LEDGER_NODE_HTTP_HEADER_TIMEOUT", value_name = "SECS")]
+    pub http_header_timeout: Option<f64>,
+
+    /// Seconds a client has to send a whole request body; slower bodies get 408
+    /// [default: 30].
+    #[arg(long, env = "LEDGER_NODE_HTTP_BODY_TIMEOUT", value_name = "SECS")]
+    pub http_body_timeout: Option<f64>,
+
+    /// Most API connections open at once; further clients wait [default: 80 % of the
+    /// open-file limit].
+    #[arg(long, env = "LEDGER_NODE_HTTP_MAX_CONNECTIONS", value_name = "N")]
+    pub http_max_connections: Option<usize>,
+
+    /// Most request-body bytes buffered at once over all connections; a body that does not
+    /// fit gets 503 with Retry-After instead of being read [default: 67108864 (64 MiB)].
+    #[arg(long, env = "LEDGER_NODE_HTTP_MAX_BUFFERED_BODY", value_name = "BYTES")]
+    pub http_max_buffered_body: Option<usize>,
+
     /// Log line format on stderr: `text`, or `json` (one object per line). What is logged is
     /// set with the RUST_LOG environment variable (e.g. `RUST_LOG=debug`,
     /// `RUST_LOG=info,ledger_engine=debug`) [default: text].
@@ -296,6 +316,10 @@ impl RunArgs {
             public_routes: self.public_routes.or(lower.public_routes),
             protected_routes: self.protected_routes.or(lower.protected_routes),
             log_format: self.log_format.or(lower.log_format),
+            http_header_timeout: self.http_header_timeout.or(lower.http_header_timeout),
+            http_body_timeout: self.http_body_timeout.or(lower.http_body_timeout),
+            http_max_connections: self.http_max_connections.or(lower.http_max_connections),
+            http_max_buffered_body: self.http_max_buffered_body.or(lower.http_max_buffered_body),
         }
     }
 }

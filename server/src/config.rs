@@ -24,6 +24,13 @@ pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
 /// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
 pub const MIN_COORDINATOR_INTERVAL: f64 = 0.05;
 
+/// Default time for a request header, and the idle time after which a connection closes.
+pub const DEFAULT_HEADER_TIMEOUT: f64 = 10.0;
+/// Default time for a whole request body.
+pub const DEFAULT_BODY_TIMEOUT: f64 = 30.0;
+/// Default cap on request-body bytes buffered at once over all connections.
+pub const DEFAULT_MAX_BUFFERED_BODY: usize = 64 << 20;
+
 /// Errors resolving the configuration.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -87,6 +94,14 @@ pub struct NodeConfig {
     pub protected_routes: Vec<String>,
     /// Log line format.
     pub log_format: crate::cli::LogFormat,
+    /// Time for a request header (and the longest idle time between requests).
+    pub http_header_timeout: Duration,
+    /// Time for a whole request body.
+    pub http_body_timeout: Duration,
+    /// Most connections at once.
+    pub http_max_connections: usize,
+    /// Most request-body bytes buffered at once.
+    pub http_max_buffered_body: usize,
 }
 
 impl NodeConfig {
@@ -210,6 +225,49 @@ impl NodeConfig {
             public_routes: routes(args.public_routes, DEFAULT_PUBLIC_ROUTES),
             protected_routes: routes(args.protected_routes, DEFAULT_PROTECTED_ROUTES),
             log_format: args.log_format.unwrap_or_default(),
+            http_header_timeout: seconds(
+                "http-header-timeout",
+                args.http_header_timeout,
+                DEFAULT_HEADER_TIMEOUT,
+            )?,
+            http_body_timeout: seconds(
+                "http-body-timeout",
+                args.http_body_timeout,
+                DEFAULT_BODY_TIMEOUT,
+            )?,
+            http_max_connections: match args.http_max_connections {
+                Some(0) => {
+                    return Err(ConfigError::Invalid {
+                        name: "http-max-connections",
+                        reason: "must be at least 1",
+                    })
+                }
+                Some(n) => n,
+                None => crate::serve::default_max_connections(),
+            },
+            http_max_buffered_body: match args.http_max_buffered_body {
+                Some(n) if n < api_body_limit => {
+                    return Err(ConfigError::Invalid {
+                        name: "http-max-buffered-body",
+                        reason: "must be at least --api-body-limit",
+                    })
+                }
+                Some(n) => n,
+                None => DEFAULT_MAX_BUFFERED_BODY.max(api_body_limit),
+            },
+        })
+    }
+}
+
+/// A positive, finite number of seconds from flag `name`, or `default`.
+fn seconds(name: &'static str, given: Option<f64>, default: f64) -> Result<Duration, ConfigError> {
+    let secs = given.unwrap_or(default);
+    if secs.is_finite() && secs > 0.0 && secs < 1e9 {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err(ConfigError::Invalid {
+            name,
+            reason: "must be a positive number of seconds",
         })
     }
 }

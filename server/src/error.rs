@@ -52,6 +52,12 @@ pub enum ApiError {
     /// 503: the node cannot serve the request now (not synced, no tips, no PoW, not ready).
     #[error("{0}")]
     ServiceUnavailable(Cow<'static, str>),
+    /// 503 with `Retry-After`: the node is saturated; the client may try again shortly.
+    #[error("{0}")]
+    Busy(Cow<'static, str>),
+    /// 408: the request body did not arrive in time.
+    #[error("request body not received within {0:?}")]
+    BodyTimeout(std::time::Duration),
     /// 500: a real internal fault. The client only sees `internal server error`; the
     /// detail is logged.
     #[error("internal server error: {0}")]
@@ -88,7 +94,8 @@ impl ApiError {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::ServiceUnavailable(_) | Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -102,6 +109,13 @@ impl IntoResponse for ApiError {
             Self::Internal(err) => {
                 tracing::error!(error = %err, "internal error");
                 error_response(status, "internal server error")
+            }
+            Self::Busy(message) => {
+                let mut response = error_response(status, message);
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                response
             }
             other => error_response(status, &other.to_string()),
         }

@@ -17,4 +17,5 @@ pub mod node;
 pub mod rejects;
 pub mod routes;
 pub mod run;
+pub mod serve;
 pub mod tools;

@@ -14,6 +14,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
+use std::sync::Arc;
+
 use bytes::BytesMut;
 use http_body_util::BodyExt;
 
@@ -158,23 +160,39 @@ where
             return Err(too_large);
         }
         let media = request_media_type(request.headers())?;
-        let mut body = request.into_body();
-        let mut bytes = BytesMut::new();
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|err| {
-                ApiError::bad_request(format!("could not read the request body: {err}"))
+        // Room in the budget for the whole body (its declared length, else the limit), held
+        // while it is read and parsed: beyond the budget a body is refused, not buffered.
+        let app = AppState::from_ref(state);
+        let reserve = declared.map_or(limit, |len| usize::try_from(len).unwrap_or(limit));
+        let permits = u32::try_from(crate::app::body_permits(reserve)).unwrap_or(u32::MAX);
+        let _budget = Arc::clone(&app.body_budget)
+            .try_acquire_many_owned(permits)
+            .map_err(|_| {
+                ApiError::Busy("too many request bodies in flight: try again shortly".into())
             })?;
-            let Ok(data) = frame.into_data() else {
-                continue;
-            };
-            if bytes.len().saturating_add(data.len()) > limit {
-                // A chunked body over the limit: read the rest (bounded) so the client sees
-                // the 413 instead of a reset connection.
-                drain(body).await;
-                return Err(too_large);
+        let mut body = request.into_body();
+        let read = async {
+            let mut bytes = BytesMut::new();
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|err| {
+                    ApiError::bad_request(format!("could not read the request body: {err}"))
+                })?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                if bytes.len().saturating_add(data.len()) > limit {
+                    // A chunked body over the limit: read the rest (bounded) so the client
+                    // sees the 413 instead of a reset connection.
+                    drain(body).await;
+                    return Err(too_large);
+                }
+                bytes.extend_from_slice(&data);
             }
-            bytes.extend_from_slice(&data);
-        }
+            Ok(bytes)
+        };
+        let bytes = tokio::time::timeout(app.body_timeout, read)
+            .await
+            .map_err(|_| ApiError::BodyTimeout(app.body_timeout))??;
         Ok(Self {
             media,
             bytes: bytes.freeze(),

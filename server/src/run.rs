@@ -203,6 +203,7 @@ async fn run_with_state(
     );
     let mut state = AppState::new(Arc::clone(&node), access)
         .with_body_limit(config.api_body_limit)
+        .with_body_budget(config.http_body_timeout, config.http_max_buffered_body)
         .with_pow(config.pow);
     if let Some(engine) = engine {
         state = state
@@ -217,24 +218,11 @@ async fn run_with_state(
     announce(addr)?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "REST API up");
 
-    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app(state)).with_graceful_shutdown(async move {
-        shutdown.await;
-        tracing::info!("shutting down: no new connections");
-        let _ = stopping_tx.send(());
-    });
-    let grace = async move {
-        if stopping_rx.await.is_ok() {
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-        } else {
-            // The server ended without a signal; let it report.
-            std::future::pending::<()>().await;
-        }
+    let limits = crate::serve::ConnectionLimits {
+        header_timeout: config.http_header_timeout,
+        max_connections: config.http_max_connections,
     };
-    tokio::select! {
-        served = server => served?,
-        () = grace => tracing::warn!("connections still open after the grace period; closing"),
-    }
+    crate::serve::serve(listener, app(state), limits, shutdown, SHUTDOWN_GRACE).await?;
 
     tokio::task::spawn_blocking(move || node.shutdown())
         .await

@@ -224,6 +224,22 @@ impl TestNode {
         reply.json()
     }
 
+    /// The node's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The node's resident memory in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// The node's data dir.
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")

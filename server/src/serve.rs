@@ -1,0 +1,120 @@
+//! The HTTP/1.1 accept loop with the limits a public node needs: a header read timeout (which
+//! also closes connections idle between requests), a cap on open connections below the
+//! open-file limit, and graceful shutdown.
+
+use std::{future::Future, io, sync::Arc, time::Duration};
+
+use axum::Router;
+use hyper_util::{
+    rt::{TokioIo, TokioTimer},
+    server::graceful::GracefulShutdown,
+    service::TowerToHyperService,
+};
+use tokio::{net::TcpListener, sync::Semaphore};
+
+/// Share of the open-file limit that connections may use by default; the rest stays for the
+/// log segments, the store and the process itself.
+pub const DEFAULT_CONNECTION_SHARE: f64 = 0.8;
+/// Pause after a failed accept (e.g. no file descriptor left), so the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Connection limits of the API listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Time a client has to send a request's header, counted from when the connection is
+    /// ready for it (so also the longest idle time between two requests).
+    pub header_timeout: Duration,
+    /// Most connections open at once; further clients wait in the kernel's backlog.
+    pub max_connections: usize,
+}
+
+/// The default connection cap: [`DEFAULT_CONNECTION_SHARE`] of the soft open-file limit.
+pub fn default_max_connections() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1 << 20);
+    let share = (soft as f64 * DEFAULT_CONNECTION_SHARE) as usize;
+    share.clamp(16, 1 << 20)
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then gives open connections at most
+/// `grace` to finish.
+///
+/// # Errors
+/// Only a fault of the listener's own address lookup; accept errors are logged and retried.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) -> io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let mut at_cap = false;
+    let mut accept_failing = false;
+    tokio::pin!(shutdown);
+    loop {
+        let permit = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(permit) => {
+                at_cap = false;
+                permit
+            }
+            Err(_) => {
+                if !at_cap {
+                    tracing::warn!(
+                        max = limits.max_connections,
+                        "connection limit reached: new clients wait until one closes"
+                    );
+                    at_cap = true;
+                }
+                tokio::select! {
+                    permit = Arc::clone(&slots).acquire_owned() => {
+                        permit.map_err(|e| io::Error::other(e.to_string()))?
+                    }
+                    () = &mut shutdown => break,
+                }
+            }
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    if accept_failing {
+                        tracing::info!("accepting connections again");
+                        accept_failing = false;
+                    }
+                    stream
+                }
+                Err(e) => {
+                    if !accept_failing {
+                        tracing::warn!(error = %e, "accept failed; retrying");
+                        accept_failing = true;
+                    }
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            // A connection ends with an error for timeouts and resets: nothing to report.
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    tracing::info!("shutting down: no new connections");
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
+            tracing::warn!("connections still open after the grace period; closing");
+        }
+    }
+    Ok(())
+}
