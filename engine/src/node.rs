@@ -142,6 +142,8 @@ pub struct Engine {
     // Serializes milestone issuance and confirmation.
     confirming: Mutex<()>,
     shutting_down: AtomicBool,
+    // The last append failed for lack of space (logged once per change).
+    storage_full: AtomicBool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -320,6 +322,7 @@ impl Engine {
             }),
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
+            storage_full: AtomicBool::new(false),
         };
         engine.replay()?;
         engine.check_watermarks()?;
@@ -454,7 +457,8 @@ impl Engine {
         let appended = self
             .log
             .append_v3(id, bytes)
-            .map_err(|e| SubmitError::Internal(e.to_string()))?;
+            .map_err(|e| self.store_error(e))?;
+        self.stored();
         Ok(V3Submitted {
             block_id: id,
             inserted: appended.inserted,
@@ -487,7 +491,7 @@ impl Engine {
     /// # Errors
     /// As [`Engine::submit_v2`].
     pub fn submit_v2_nowait(&self, bytes: &[u8]) -> Result<(Submitted, Durable), SubmitError> {
-        let internal = |e: crate::log::LogError| SubmitError::Internal(e.to_string());
+        let internal = |e: crate::log::LogError| self.store_error(e);
         let block = Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
         let id = Block::id_of(bytes);
         if let Some(durable) = self.log.durable_mark(&LogId::V2(id)) {
@@ -504,6 +508,7 @@ impl Engine {
             .log
             .append_nowait(&LogId::V2(id), bytes)
             .map_err(internal)?;
+        self.stored();
         let tx_id = whiteflag::transaction_id(&block, bytes);
         let is_milestone = matches!(block.payload, Some(Payload::Milestone(_)));
         if is_milestone {
@@ -536,6 +541,30 @@ impl Engine {
             },
             durable,
         ))
+    }
+
+    /// The submit error for a failed append: 503 `storage full` when the disk is full (the
+    /// change of state logged once), else an internal fault.
+    fn store_error(&self, e: crate::log::LogError) -> SubmitError {
+        if e.is_storage_full() {
+            if !self.storage_full.swap(true, Ordering::Relaxed) {
+                tracing::warn!("storage full: refusing blocks until space returns ({e})");
+            }
+            SubmitError::Unavailable(
+                "storage full: the node stores no blocks until disk space returns".into(),
+            )
+        } else {
+            SubmitError::Internal(e.to_string())
+        }
+    }
+
+    /// Notes a successful append (logs the end of a storage-full state).
+    fn stored(&self) {
+        if self.storage_full.load(Ordering::Relaxed)
+            && self.storage_full.swap(false, Ordering::Relaxed)
+        {
+            tracing::info!("storage available again: accepting blocks");
+        }
     }
 
     /// Calls `f` once `mark` (from [`Engine::submit_v2_nowait`]) is durable, or with the
@@ -955,13 +984,25 @@ impl Engine {
         std::thread::Builder::new()
             .name("coordinator".into())
             .spawn(move || {
+                // A failure repeats every interval (a full disk): logged when it changes.
+                let mut failing: Option<String> = None;
                 while !engine.shutting_down.load(Ordering::Relaxed) {
                     std::thread::sleep(interval);
                     if engine.shutting_down.load(Ordering::Relaxed) {
                         break;
                     }
-                    if let Err(e) = engine.issue_milestone() {
-                        tracing::error!("coordinator: {e}");
+                    match engine.issue_milestone() {
+                        Ok(_) if failing.take().is_some() => {
+                            tracing::info!("coordinator: issuing milestones again");
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            let text = e.to_string();
+                            if failing.as_deref() != Some(text.as_str()) {
+                                tracing::error!("coordinator: {text} (repeats are not logged)");
+                                failing = Some(text);
+                            }
+                        }
                     }
                 }
             })

@@ -68,6 +68,19 @@ pub enum LogError {
 }
 
 impl LogError {
+    /// Whether this is a write refused for lack of space (ENOSPC, or EDQUOT: over quota).
+    pub fn is_storage_full(&self) -> bool {
+        const ENOSPC: i32 = 28;
+        const EDQUOT: i32 = 122;
+        match self {
+            Self::Io { source, .. } => {
+                source.kind() == io::ErrorKind::StorageFull
+                    || matches!(source.raw_os_error(), Some(ENOSPC | EDQUOT))
+            }
+            _ => false,
+        }
+    }
+
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         Self::Io {
             op,

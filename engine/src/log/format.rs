@@ -233,6 +233,8 @@ pub(crate) fn data_end(seg: &[u8]) -> usize {
 /// since a damaged frame's length cannot be trusted), if any. A torn tail has none: only
 /// the zeros of the pre-sized file, or the rest of the one frame being written, follow it.
 /// Damage in the middle of the data has the later records after it.
+/// `seg` is the segment cut at the end of its allocated data (see
+/// `Segment::allocated_end`; the rest reads as zeros).
 pub(crate) fn intact_frame_after(seg: &[u8], at: usize) -> Option<usize> {
     // A record may end in zero bytes (a milestone's nonce is 0), so it may reach past the
     // last non-zero byte; by less than the largest record, far less than this.

@@ -558,7 +558,7 @@ impl Log {
                 (Tail::End(at) | Tail::Torn(at, _), true) => {
                     // Only a torn tail may be cut: damage with intact records after it is
                     // corruption, and the start stops with every file as it was.
-                    if let Some(next) = format::intact_frame_after(seg.bytes(), at) {
+                    if let Some(next) = format::intact_frame_after(seg.allocated(at), at) {
                         return Err(corrupted(
                             n,
                             at,

@@ -40,7 +40,7 @@ pub fn salvage(from: &Path, into: &Path) -> Result<SalvageReport, LogError> {
     let mut report = SalvageReport::default();
     for n in numbers {
         let seg = Segment::open(from, n)?;
-        let bytes = seg.bytes();
+        let bytes = seg.allocated(HEADER_LEN);
         let mut at = HEADER_LEN;
         loop {
             match format::scan_frame(bytes, at) {

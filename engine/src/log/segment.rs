@@ -95,6 +95,33 @@ impl Segment {
         &self.map
     }
 
+    /// The segment's bytes up to the end of its allocated data after `from` (see
+    /// [`Segment::allocated_end`]).
+    pub(crate) fn allocated(&self, from: usize) -> &[u8] {
+        let end = usize::try_from(self.allocated_end(from as u64)).unwrap_or(usize::MAX);
+        self.map.get(..end).unwrap_or(&self.map)
+    }
+
+    /// The end of the file's last allocated extent at or after `from` (`SEEK_DATA` /
+    /// `SEEK_HOLE`): beyond it the pre-sized file is a hole and reads as zeros. Lets a scan
+    /// for written data skip the hole instead of faulting in its pages (on tmpfs a read
+    /// fault allocates memory, and fails with SIGBUS when the file system is full). A file
+    /// system without hole reporting gives the file length.
+    pub(crate) fn allocated_end(&self, from: u64) -> u64 {
+        use rustix::fs::{seek, SeekFrom};
+        let len = self.map.len() as u64;
+        let mut pos = from.min(len);
+        loop {
+            let Ok(hole) = seek(&self.file, SeekFrom::Hole(pos)) else {
+                return len;
+            };
+            match seek(&self.file, SeekFrom::Data(hole)) {
+                Ok(data) if data > hole && data < len => pos = data,
+                _ => return hole.min(len),
+            }
+        }
+    }
+
     /// Cuts the segment at `end` and zero-fills it back to `size` bytes, then remaps it.
     ///
     /// Everything after `end` is dropped, so a later scan cannot mistake stale bytes for
