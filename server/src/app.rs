@@ -53,6 +53,8 @@ pub struct Shared {
     pub rates: Arc<BlockRates>,
     /// Refused submissions, summarised in the log.
     pub rejects: Arc<RejectTally>,
+    /// The proof-of-work pool shared by all submits.
+    pub pow_pool: Arc<crate::pow_pool::PowPool>,
     /// Time a client has for a whole request body.
     pub body_timeout: std::time::Duration,
     /// Request-body bytes that may be buffered at once over all requests, in KiB permits.
@@ -91,6 +93,7 @@ impl AppState {
             pow: true,
             rates: Arc::default(),
             rejects: Arc::default(),
+            pow_pool: Arc::default(),
             body_timeout: std::time::Duration::from_secs(30),
             body_budget: Arc::new(tokio::sync::Semaphore::new(body_permits(64 << 20))),
         }))

@@ -14,6 +14,7 @@ pub mod jwt;
 pub mod media;
 pub mod metrics;
 pub mod node;
+pub mod pow_pool;
 pub mod rejects;
 pub mod routes;
 pub mod run;

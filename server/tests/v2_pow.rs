@@ -123,3 +123,67 @@ fn without_node_pow_a_missing_nonce_is_503() {
         .assert_error(503);
     assert!(message.contains("proof of work is not available on this node"));
 }
+
+/// Threads of the node process (`Threads:` in /proc).
+fn threads(node: &TestNode) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/status", node.pid()))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn concurrent_pow_requests_share_one_bounded_pool() {
+    let (node, _dir) = start(&["--pow-workers", "2"]);
+    let before = threads(&node);
+    let node = std::sync::Arc::new(node);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (node, done) = (std::sync::Arc::clone(&node), std::sync::Arc::clone(&done));
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(threads(&node));
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            peak
+        })
+    };
+    let clients: Vec<_> = (0..24)
+        .map(|i| {
+            let node = std::sync::Arc::clone(&node);
+            std::thread::spawn(move || {
+                let block = json!({"protocolVersion": 2,
+                    "payload": tagged_data(b"pool", format!("{i}").as_bytes())});
+                node.post(
+                    BLOCKS,
+                    &[("content-type", JSON_CT)],
+                    block.to_string().as_bytes(),
+                )
+            })
+        })
+        .collect();
+    let mut created = 0;
+    for c in clients {
+        let reply = c.join().expect("client");
+        match reply.status {
+            201 => created += 1,
+            503 => {
+                let message = reply.assert_error(503);
+                assert!(message.contains("queue is full"), "{message}");
+                assert_eq!(reply.header("retry-after"), Some("1"));
+            }
+            other => panic!("{other}: {}", String::from_utf8_lossy(&reply.body)),
+        }
+    }
+    assert!(created > 0);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    // One search at a time with two workers: no thread per request.
+    let peak = sampler.join().expect("sampler");
+    assert!(
+        peak <= before + 8,
+        "threads {before} -> {peak} for 24 concurrent PoW submits"
+    );
+}

@@ -344,9 +344,9 @@ async fn fill_nonce(
     let flag = Arc::clone(&cancel.0);
     let miner = Arc::clone(engine);
     let body = bytes.get(..body_len).unwrap_or_default().to_vec();
-    let task = tokio::task::spawn_blocking(move || miner.mine(&body, &flag));
-    let nonce = match tokio::time::timeout(POW_TIMEOUT, task).await {
-        Ok(joined) => joined.map_err(ApiError::internal)?,
+    let search = state.pow_pool.run(move || miner.mine(&body, &flag));
+    let nonce = match tokio::time::timeout(POW_TIMEOUT, search).await {
+        Ok(done) => done?,
         Err(_) => {
             return Err(ApiError::unavailable(format!(
                 "proof of work did not finish within {} s",
