@@ -6,10 +6,12 @@
 //! - [`semantic`]: TIP-20 semantic validation of one transaction.
 //! - [`whiteflag`]: milestone confirmation (TIP-2) and Merkle roots.
 //! - [`richlist`]: incremental per-address balances, top-N at any kept index.
+//! - [`indexer`]: TIP-26 output indexes (by kind, address and chain id), kept incrementally.
 //! - [`node`]: the [`Engine`] facade the server talks to, and the dev coordinator.
 
 pub mod error;
 pub mod genesis;
+pub mod indexer;
 pub mod log;
 pub mod node;
 pub mod richlist;
@@ -21,4 +23,6 @@ pub mod whiteflag;
 
 pub use error::{EngineError, SubmitError};
 pub use genesis::Genesis;
-pub use node::{Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted, V3Submitted};
+pub use node::{
+    Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted, UtxoChanges, V3Submitted,
+};

@@ -23,10 +23,11 @@ use ledger_codec::Codec;
 
 use crate::error::{EngineError, SubmitError};
 use crate::genesis::Genesis;
+use crate::indexer::{ChainId, IndexEntry, Indexer, Page, Query};
 use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
-use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputRow};
+use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId, OutputRow};
 use crate::watermark::Watermark;
 use crate::whiteflag::{self, Confirmation};
 
@@ -102,6 +103,17 @@ pub struct V3Submitted {
     pub inserted: bool,
 }
 
+/// The outputs one milestone created and consumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UtxoChanges {
+    /// The milestone index.
+    pub index: u32,
+    /// Outputs it created.
+    pub created: Vec<OutputId>,
+    /// Outputs it consumed.
+    pub consumed: Vec<OutputId>,
+}
+
 /// An output with its ledger metadata, read under one lock.
 #[derive(Debug, Clone)]
 pub struct OutputRead {
@@ -117,6 +129,7 @@ struct State {
     tangle: Tangle,
     ledger: Ledger,
     richlist: RichList,
+    indexer: Indexer,
     milestones: BTreeMap<u32, MilestoneInfo>,
     milestone_ids: HashMap<[u8; 32], u32>,
     // Milestone blocks seen but not yet confirmed, by index.
@@ -267,7 +280,9 @@ impl Engine {
         );
         let mut ledger = Ledger::new(g.milestone_index);
         let mut richlist = RichList::new(g.milestone_index);
+        let mut indexer = Indexer::new(g.milestone_index);
         let mut genesis_outputs = Vec::with_capacity(g.outputs.len());
+        let mut genesis_entries = Vec::with_capacity(g.outputs.len());
         for o in &g.outputs {
             let output = ledger_codec::stardust::Output::decode(g.output_bytes(o))
                 .map_err(|e| EngineError::Genesis(e.to_string()))?;
@@ -277,6 +292,7 @@ impl Engine {
                     .credit_genesis(a, output.amount())
                     .map_err(|e| EngineError::Genesis(e.to_string()))?;
             }
+            genesis_entries.extend(IndexEntry::of(&o.output_id, &output));
             genesis_outputs.push(NewOutput {
                 output_id: o.output_id,
                 block_id: o.block_id,
@@ -292,6 +308,12 @@ impl Engine {
         ledger
             .book_genesis(&genesis_outputs, g.milestone_timestamp)
             .map_err(|e| EngineError::Genesis(e.to_string()))?;
+        indexer.apply(
+            g.milestone_index,
+            g.milestone_timestamp,
+            &genesis_entries,
+            &[],
+        );
         let key_file = config
             .coordinator_key_file
             .clone()
@@ -314,6 +336,7 @@ impl Engine {
                 tangle,
                 ledger,
                 richlist,
+                indexer,
                 milestones: BTreeMap::new(),
                 milestone_ids: HashMap::new(),
                 pending: BTreeMap::new(),
@@ -780,6 +803,9 @@ impl Engine {
         st.richlist
             .apply_milestone(m.index, conf.balance_changes.iter().copied())
             .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        let consumed: Vec<_> = conf.consumed.iter().map(|(id, _)| *id).collect();
+        st.indexer
+            .apply(m.index, m.timestamp, &conf.indexed, &consumed);
         st.tangle.confirm(m.index, &conf.referenced);
         st.referenced = st
             .referenced
@@ -1100,6 +1126,36 @@ impl Engine {
         let st = self.read();
         let at = at.unwrap_or_else(|| st.richlist.ledger_index());
         st.richlist.top(top, at).map(|v| (at, v))
+    }
+
+    /// One page of the TIP-26 indexer's answer to `q`, at the current ledger index.
+    pub fn indexed_outputs(&self, q: &Query) -> Page {
+        self.read().indexer.query(q)
+    }
+
+    /// The unspent output of chain `id` (alias, foundry or NFT) and the ledger index the
+    /// answer is valid for.
+    pub fn chain_output(&self, id: &ChainId) -> (u32, Option<OutputId>) {
+        let st = self.read();
+        (st.indexer.ledger_index(), st.indexer.chain_output(id))
+    }
+
+    /// The outputs milestone `index` created and consumed, in booking order; `None` for a
+    /// milestone this node has not confirmed.
+    pub fn utxo_changes(&self, index: u32) -> Option<UtxoChanges> {
+        let st = self.read();
+        st.milestones.get(&index)?;
+        let diff = st.ledger.diff(index)?;
+        let ids = |rows: &[u32]| -> Vec<OutputId> {
+            rows.iter()
+                .filter_map(|r| st.ledger.row(*r).map(|row| row.output_id))
+                .collect()
+        };
+        Some(UtxoChanges {
+            index,
+            created: ids(&diff.created),
+            consumed: ids(&diff.consumed),
+        })
     }
 
     /// The oldest ledger index that can be queried.

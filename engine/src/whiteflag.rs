@@ -18,6 +18,7 @@ use ledger_codec::stardust::{
 use ledger_codec::Codec;
 
 use crate::error::EngineError;
+use crate::indexer::IndexEntry;
 use crate::log::{Location, Log};
 use crate::semantic::{self, ConflictReason};
 use crate::tangle::{BlockId, Inclusion, Tangle};
@@ -38,6 +39,8 @@ pub struct Confirmation {
     pub consumed: Vec<(OutputId, [u8; 32])>,
     /// Rich-list balance changes (owner, signed amount).
     pub balance_changes: Vec<([u8; 33], i128)>,
+    /// Indexer entries of the created outputs (treasury outputs have none).
+    pub indexed: Vec<IndexEntry>,
 }
 
 /// The address that owns an output for the rich list: Basic/NFT the
@@ -366,6 +369,7 @@ pub fn compute(
             if let Some(a) = owner {
                 out.balance_changes.push((a, i128::from(o.amount())));
             }
+            out.indexed.extend(IndexEntry::of(&key, o));
             out.created.push(NewOutput {
                 output_id: key,
                 block_id: b.block_id,

@@ -208,6 +208,14 @@ pub fn api_routes() -> Router<AppState> {
             "/api/core/v2/milestones/by-id/{milestone_id}",
             get(routes::milestones::by_id),
         )
+        .route(
+            "/api/core/v2/milestones/by-index/{index}/utxo-changes",
+            get(routes::milestones::utxo_changes_by_index),
+        )
+        .route(
+            "/api/core/v2/milestones/by-id/{milestone_id}/utxo-changes",
+            get(routes::milestones::utxo_changes_by_id),
+        )
         // Hornet's and TIP-25's path for the same read (what iota-sdk calls).
         .route(
             "/api/core/v2/milestones/{milestone_id}",
@@ -220,6 +228,29 @@ pub fn api_routes() -> Router<AppState> {
         .route(
             "/api/explorer/v2/ledger/richest-addresses",
             get(routes::explorer::richest_addresses),
+        )
+        .route("/api/indexer/v1/outputs", get(routes::indexer::combined))
+        .route("/api/indexer/v1/outputs/basic", get(routes::indexer::basic))
+        .route(
+            "/api/indexer/v1/outputs/alias",
+            get(routes::indexer::aliases),
+        )
+        .route(
+            "/api/indexer/v1/outputs/alias/{alias_id}",
+            get(routes::indexer::alias_by_id),
+        )
+        .route(
+            "/api/indexer/v1/outputs/foundry",
+            get(routes::indexer::foundries),
+        )
+        .route(
+            "/api/indexer/v1/outputs/foundry/{foundry_id}",
+            get(routes::indexer::foundry_by_id),
+        )
+        .route("/api/indexer/v1/outputs/nft", get(routes::indexer::nfts))
+        .route(
+            "/api/indexer/v1/outputs/nft/{nft_id}",
+            get(routes::indexer::nft_by_id),
         )
 }
 

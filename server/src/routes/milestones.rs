@@ -18,7 +18,7 @@ use crate::{
     media::{binary, Accept},
     routes::{
         blocks::block_bytes,
-        ids::{json_response, parse_hex_id, parse_index, v2_binary},
+        ids::{json_response, parse_hex_id, parse_index, to_hex, v2_binary},
     },
 };
 
@@ -67,4 +67,50 @@ pub async fn by_id(
         .milestone_by_id(&id)
         .ok_or_else(|| ApiError::not_found(format!("milestone not found: {milestone_id}")))?;
     milestone_response(engine, info, accept)
+}
+
+/// Body of `…/utxo-changes`: the outputs a milestone created and consumed.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UtxoChangesResponse {
+    /// The milestone index.
+    pub index: u32,
+    /// Output ids it created, in booking order.
+    pub created_outputs: Vec<String>,
+    /// Output ids it consumed, in booking order.
+    pub consumed_outputs: Vec<String>,
+}
+
+fn utxo_changes_response(engine: &Engine, index: u32) -> Result<Response, ApiError> {
+    let changes = engine
+        .utxo_changes(index)
+        .ok_or_else(|| ApiError::not_found(format!("milestone not found: index {index}")))?;
+    let hex = |ids: &[[u8; 34]]| ids.iter().map(|id| to_hex(id)).collect();
+    json_response(&UtxoChangesResponse {
+        index: changes.index,
+        created_outputs: hex(&changes.created),
+        consumed_outputs: hex(&changes.consumed),
+    })
+}
+
+/// `GET /api/core/v2/milestones/by-index/{index}/utxo-changes`.
+pub async fn utxo_changes_by_index(
+    State(state): State<AppState>,
+    Path(index): Path<String>,
+) -> Result<Response, ApiError> {
+    let index = parse_index("milestone index", &index)?;
+    utxo_changes_response(state.engine()?, index)
+}
+
+/// `GET /api/core/v2/milestones/by-id/{milestoneId}/utxo-changes`.
+pub async fn utxo_changes_by_id(
+    State(state): State<AppState>,
+    Path(milestone_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = parse_hex_id::<32>("milestoneId", &milestone_id)?;
+    let engine = state.engine()?;
+    let info = engine
+        .milestone_by_id(&id)
+        .ok_or_else(|| ApiError::not_found(format!("milestone not found: {milestone_id}")))?;
+    utxo_changes_response(engine, info.index)
 }

@@ -1,0 +1,134 @@
+//! The TIP-26 indexer API under `/api/indexer/v1/`: output ids by filter, paged, and the
+//! current output of an alias, foundry or NFT, answered from the engine's incremental indexes.
+
+use axum::{
+    extract::{Path, Query, State},
+    response::Response,
+};
+use serde::Serialize;
+
+use ledger_engine::indexer::{ChainId, OutputKind, Query as IndexQuery};
+
+use crate::{
+    app::AppState,
+    error::ApiError,
+    routes::{
+        ids::{json_response, parse_hex_id, to_hex},
+        indexer_params::{format_cursor, parse, Params},
+    },
+};
+
+/// Body of every indexer answer.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputsResponse {
+    /// The ledger index the answer is valid for.
+    pub ledger_index: u32,
+    /// The page size used.
+    pub page_size: usize,
+    /// Where the next page starts, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Output ids, by booking time then output id.
+    pub items: Vec<String>,
+}
+
+fn outputs(
+    state: &AppState,
+    params: Params,
+    kinds: &[OutputKind],
+    pairs: &[(String, String)],
+) -> Result<Response, ApiError> {
+    let engine = state.engine()?;
+    let q = parse(params, pairs, &engine.params().bech32_hrp)?;
+    let page = engine.indexed_outputs(&IndexQuery {
+        kinds: kinds.to_vec(),
+        filter: q.filter,
+        page_size: q.page_size,
+        cursor: q.cursor,
+    });
+    json_response(&OutputsResponse {
+        ledger_index: page.ledger_index,
+        page_size: q.page_size,
+        cursor: page.next.map(|c| format_cursor(&c, q.page_size)),
+        items: page.items.iter().map(|id| to_hex(id)).collect(),
+    })
+}
+
+/// `GET /api/indexer/v1/outputs`: basic, alias, foundry and NFT outputs together.
+pub async fn combined(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    outputs(&state, Params::Combined, &OutputKind::ALL, &pairs)
+}
+
+/// `GET /api/indexer/v1/outputs/basic`.
+pub async fn basic(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    outputs(&state, Params::Basic, &[OutputKind::Basic], &pairs)
+}
+
+/// `GET /api/indexer/v1/outputs/alias`.
+pub async fn aliases(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    outputs(&state, Params::Alias, &[OutputKind::Alias], &pairs)
+}
+
+/// `GET /api/indexer/v1/outputs/foundry`.
+pub async fn foundries(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    outputs(&state, Params::Foundry, &[OutputKind::Foundry], &pairs)
+}
+
+/// `GET /api/indexer/v1/outputs/nft`.
+pub async fn nfts(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    outputs(&state, Params::Nft, &[OutputKind::Nft], &pairs)
+}
+
+fn chain(state: &AppState, id: ChainId, shown: &str) -> Result<Response, ApiError> {
+    let (ledger_index, output) = state.engine()?.chain_output(&id);
+    let output = output.ok_or_else(|| ApiError::not_found(format!("record not found: {shown}")))?;
+    json_response(&OutputsResponse {
+        ledger_index,
+        page_size: 1,
+        cursor: None,
+        items: vec![to_hex(&output)],
+    })
+}
+
+/// `GET /api/indexer/v1/outputs/alias/{aliasId}`.
+pub async fn alias_by_id(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let alias = parse_hex_id::<32>("aliasId", &id)?;
+    chain(&state, ChainId::Alias(alias), &id)
+}
+
+/// `GET /api/indexer/v1/outputs/foundry/{foundryId}`.
+pub async fn foundry_by_id(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let foundry = parse_hex_id::<38>("foundryId", &id)?;
+    chain(&state, ChainId::Foundry(foundry), &id)
+}
+
+/// `GET /api/indexer/v1/outputs/nft/{nftId}`.
+pub async fn nft_by_id(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let nft = parse_hex_id::<32>("nftId", &id)?;
+    chain(&state, ChainId::Nft(nft), &id)
+}
