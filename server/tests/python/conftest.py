@@ -217,11 +217,17 @@ def stop_node(node: Node) -> Tuple[int, str]:
 _RUNNING: Dict[str, Node] = {}
 
 
-@pytest.fixture(scope="module")
-def node(tmp_path_factory) -> Node:
-    """A fresh node for the module; it must shut down cleanly (exit 0) on SIGTERM."""
+# The public test mnemonic whose first address owns the dev genesis output (README), and the
+# coin type of the dev network's addresses.
+TEST_MNEMONIC = " ".join(["abandon"] * 23 + ["art"])
+COIN_TYPE = 4219
+
+
+def module_node(tmp_path_factory, coordinator_interval: str = "0"):
+    """Runs a fresh node for a module-scoped fixture (`yield from` it); on teardown it must
+    shut down cleanly (exit 0) on SIGTERM and must not have panicked."""
     base = tmp_path_factory.mktemp("ledger-node")
-    started = start_node(base / "data", base / "node.log")
+    started = start_node(base / "data", base / "node.log", coordinator_interval)
     _RUNNING["node"] = started
     yield started
     _RUNNING.pop("node", None)
@@ -229,6 +235,12 @@ def node(tmp_path_factory) -> Node:
     assert code == 0, f"ledger-node exited with {code} on SIGTERM; log tail:\n{tail}"
     log = started.log_path.read_text(errors="replace")
     assert "panicked" not in log, f"ledger-node panicked; log:\n{log}"
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory) -> Node:
+    """A fresh node for the module, milestones on demand."""
+    yield from module_node(tmp_path_factory)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -14,7 +14,7 @@ import time
 import pytest
 from iota_sdk import Client, TaggedDataPayload, utf8_to_hex
 
-from conftest import start_node, stop_node
+from conftest import module_node
 
 MILESTONES = 40
 # Bounds a hang on a loaded machine; asserts no speed.
@@ -23,11 +23,8 @@ RUN_TIMEOUT_S = 300
 
 @pytest.fixture(scope="module")
 def busy_node(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ledger-node-long")
-    node = start_node(base / "data", base / "node.log", coordinator_interval="0.2")
-    yield node
-    code, tail = stop_node(node)
-    assert code == 0, f"ledger-node exited with {code}; log tail:\n{tail}"
+    """A node whose coordinator issues a milestone every 0.2 s."""
+    yield from module_node(tmp_path_factory, coordinator_interval="0.2")
 
 
 def confirmed_index(client: Client) -> int:

@@ -41,8 +41,8 @@ from iota_sdk import (
     utf8_to_hex,
 )
 
-MNEMONIC = " ".join(["abandon"] * 23 + ["art"])
-IOTA_COIN_TYPE = 4219
+from conftest import COIN_TYPE, TEST_MNEMONIC
+
 GENESIS_TRANSACTION_ID = "0x" + "00" * 32
 GENESIS_OUTPUT_ID = "0x" + "00" * 34
 GENESIS_PUB_KEY_HASH = "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0"
@@ -75,14 +75,14 @@ def client(node) -> Client:
 @pytest.fixture(scope="module")
 def secret_manager() -> MnemonicSecretManager:
     """The secret manager holding the public test mnemonic."""
-    return MnemonicSecretManager(MNEMONIC)
+    return MnemonicSecretManager(TEST_MNEMONIC)
 
 
 @pytest.fixture(scope="module")
 def addresses(client, secret_manager) -> List[str]:
     """Ed25519 addresses 0..3 of coin type 4219, account 0, as hex pubKeyHash."""
     bech32 = SecretManager(secret_manager).generate_ed25519_addresses(
-        coin_type=IOTA_COIN_TYPE,
+        coin_type=COIN_TYPE,
         account_index=0,
         start=0,
         end=3,
@@ -142,7 +142,7 @@ def first_tx(client, secret_manager, addresses, genesis_output_before) -> Posted
     ]
     block_id, block = client.build_and_post_block(
         secret_manager,
-        coin_type=IOTA_COIN_TYPE,
+        coin_type=COIN_TYPE,
         account_index=0,
         inputs=[utxo_input(GENESIS_TRANSACTION_ID, 0)],
         outputs=outputs,
@@ -187,7 +187,7 @@ def second_tx(
     prepared = client.prepare_transaction(
         secret_manager,
         {
-            "coinType": IOTA_COIN_TYPE,
+            "coinType": COIN_TYPE,
             "accountIndex": 0,
             "inputs": [utxo_input(first_tx.transaction_id, 0)],
             "outputs": [
