@@ -51,6 +51,9 @@ pub struct EngineConfig {
     pub milestone_threshold: usize,
     /// Nonce search threads (0 = one per core).
     pub pow_workers: usize,
+    /// Keep the TIP-26 output indexes (the indexer API); off saves their memory and their
+    /// share of each confirmation.
+    pub indexer: bool,
 }
 
 impl EngineConfig {
@@ -65,6 +68,7 @@ impl EngineConfig {
             coordinator_public_keys: Vec::new(),
             milestone_threshold: 1,
             pow_workers: 0,
+            indexer: true,
         }
     }
 }
@@ -129,7 +133,8 @@ struct State {
     tangle: Tangle,
     ledger: Ledger,
     richlist: RichList,
-    indexer: Indexer,
+    // None when the indexer is turned off.
+    indexer: Option<Indexer>,
     milestones: BTreeMap<u32, MilestoneInfo>,
     milestone_ids: HashMap<[u8; 32], u32>,
     // Milestone blocks seen but not yet confirmed, by index.
@@ -314,6 +319,7 @@ impl Engine {
             &genesis_entries,
             &[],
         );
+        let indexer = config.indexer.then_some(indexer);
         let key_file = config
             .coordinator_key_file
             .clone()
@@ -768,13 +774,16 @@ impl Engine {
             None => {
                 let st = self.read();
                 whiteflag::compute(
-                    &st.tangle,
-                    &st.ledger,
-                    &self.log,
-                    &self.genesis.blob,
+                    whiteflag::Store {
+                        tangle: &st.tangle,
+                        ledger: &st.ledger,
+                        log: &self.log,
+                        genesis_blob: &self.genesis.blob,
+                    },
                     &m.parents,
                     m.timestamp,
                     self.params(),
+                    st.indexer.is_some(),
                 )?
             }
         };
@@ -804,8 +813,9 @@ impl Engine {
             .apply_milestone(m.index, conf.balance_changes.iter().copied())
             .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
         let consumed: Vec<_> = conf.consumed.iter().map(|(id, _)| *id).collect();
-        st.indexer
-            .apply(m.index, m.timestamp, &conf.indexed, &consumed);
+        if let Some(indexer) = &mut st.indexer {
+            indexer.apply(m.index, m.timestamp, &conf.indexed, &consumed);
+        }
         st.tangle.confirm(m.index, &conf.referenced);
         st.referenced = st
             .referenced
@@ -905,13 +915,16 @@ impl Engine {
         let conf = {
             let st = self.read();
             whiteflag::compute(
-                &st.tangle,
-                &st.ledger,
-                &self.log,
-                &self.genesis.blob,
+                whiteflag::Store {
+                    tangle: &st.tangle,
+                    ledger: &st.ledger,
+                    log: &self.log,
+                    genesis_blob: &self.genesis.blob,
+                },
                 &parents,
                 timestamp,
                 self.params(),
+                st.indexer.is_some(),
             )?
         };
         let mut milestone = Milestone {
@@ -1128,16 +1141,23 @@ impl Engine {
         st.richlist.top(top, at).map(|v| (at, v))
     }
 
-    /// One page of the TIP-26 indexer's answer to `q`, at the current ledger index.
-    pub fn indexed_outputs(&self, q: &Query) -> Page {
-        self.read().indexer.query(q)
+    /// True when the engine keeps the TIP-26 output indexes ([`EngineConfig::indexer`]).
+    pub fn has_indexer(&self) -> bool {
+        self.read().indexer.is_some()
+    }
+
+    /// One page of the TIP-26 indexer's answer to `q`, at the current ledger index; `None`
+    /// when the indexer is off.
+    pub fn indexed_outputs(&self, q: &Query) -> Option<Page> {
+        self.read().indexer.as_ref().map(|ix| ix.query(q))
     }
 
     /// The unspent output of chain `id` (alias, foundry or NFT) and the ledger index the
-    /// answer is valid for.
-    pub fn chain_output(&self, id: &ChainId) -> (u32, Option<OutputId>) {
+    /// answer is valid for; `None` when the indexer is off.
+    pub fn chain_output(&self, id: &ChainId) -> Option<(u32, Option<OutputId>)> {
         let st = self.read();
-        (st.indexer.ledger_index(), st.indexer.chain_output(id))
+        let ix = st.indexer.as_ref()?;
+        Some((ix.ledger_index(), ix.chain_output(id)))
     }
 
     /// The outputs milestone `index` created and consumed, in booking order; `None` for a

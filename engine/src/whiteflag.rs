@@ -208,20 +208,38 @@ pub fn has_signatures(block: &Block<'_>) -> bool {
         if tx.unlocks.iter().any(|u| matches!(u, Unlock::Signature(_))))
 }
 
-/// Runs white-flag over the unreferenced past cone of `parents`.
+/// What white-flag reads: block metadata, the ledger, block bytes and genesis output bytes.
+#[derive(Clone, Copy)]
+pub struct Store<'a> {
+    /// Block metadata and the cone walk.
+    pub tangle: &'a Tangle,
+    /// The ledger before the milestone.
+    pub ledger: &'a Ledger,
+    /// The block log.
+    pub log: &'a Log,
+    /// Serialized genesis outputs.
+    pub genesis_blob: &'a [u8],
+}
+
+/// Runs white-flag over the unreferenced past cone of `parents`; `index_outputs` also reads
+/// the indexer entries of the created outputs.
 ///
 /// # Errors
 /// [`EngineError::Inconsistent`] when a block of the cone is missing from
 /// the tangle or the log, or a stored block does not decode.
 pub fn compute(
-    tangle: &Tangle,
-    ledger: &Ledger,
-    log: &Log,
-    genesis_blob: &[u8],
+    store: Store<'_>,
     parents: &[BlockId],
     timestamp: u32,
     params: &ProtocolParameters,
+    index_outputs: bool,
 ) -> Result<Confirmation, EngineError> {
+    let Store {
+        tangle,
+        ledger,
+        log,
+        genesis_blob,
+    } = store;
     let cone = tangle.unreferenced_cone(parents).map_err(|id| {
         EngineError::Inconsistent(format!(
             "block 0x{} of the cone is unknown",
@@ -369,7 +387,9 @@ pub fn compute(
             if let Some(a) = owner {
                 out.balance_changes.push((a, i128::from(o.amount())));
             }
-            out.indexed.extend(IndexEntry::of(&key, o));
+            if index_outputs {
+                out.indexed.extend(IndexEntry::of(&key, o));
+            }
             out.created.push(NewOutput {
                 output_id: key,
                 block_id: b.block_id,

@@ -81,13 +81,16 @@ fn confirm(blocks: &[(Id, Vec<Id>)], milestone_parents: &[Id]) -> Confirmation {
         assert!(tangle.insert(*block_id, parents.clone(), None, None, record));
     }
     whiteflag::compute(
-        &tangle,
-        &Ledger::new(0),
-        &log,
-        &genesis.blob,
+        whiteflag::Store {
+            tangle: &tangle,
+            ledger: &Ledger::new(0),
+            log: &log,
+            genesis_blob: &genesis.blob,
+        },
         milestone_parents,
         1_700_000_000,
         &genesis.params,
+        true,
     )
     .expect("white-flag")
 }

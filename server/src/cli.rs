@@ -271,6 +271,19 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_HTTP_MAX_BUFFERED_BODY", value_name = "BYTES")]
     pub http_max_buffered_body: Option<usize>,
 
+    /// Do not keep the indexer's output indexes: the /api/indexer/v1 routes then answer 503.
+    /// Saves their memory and their share of each confirmation.
+    #[arg(
+        long,
+        env = "LEDGER_NODE_NO_INDEXER",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_indexer: Option<bool>,
+
     /// Log line format on stderr: `text`, or `json` (one object per line). What is logged is
     /// set with the RUST_LOG environment variable (e.g. `RUST_LOG=debug`,
     /// `RUST_LOG=info,ledger_engine=debug`) [default: text].
@@ -320,6 +333,7 @@ impl RunArgs {
             http_body_timeout: self.http_body_timeout.or(lower.http_body_timeout),
             http_max_connections: self.http_max_connections.or(lower.http_max_connections),
             http_max_buffered_body: self.http_max_buffered_body.or(lower.http_max_buffered_body),
+            no_indexer: self.no_indexer.or(lower.no_indexer),
         }
     }
 }

@@ -102,6 +102,8 @@ pub struct NodeConfig {
     pub http_max_connections: usize,
     /// Most request-body bytes buffered at once.
     pub http_max_buffered_body: usize,
+    /// Keep the indexer's output indexes.
+    pub indexer: bool,
 }
 
 impl NodeConfig {
@@ -219,6 +221,7 @@ impl NodeConfig {
             coordinator_public_keys,
             milestone_threshold,
             pow: !args.no_pow.unwrap_or(false),
+            indexer: !args.no_indexer.unwrap_or(false),
             pow_workers,
             v3_protocol_parameters: args.v3_protocol_parameters,
             api_body_limit,

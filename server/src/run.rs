@@ -96,6 +96,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
         .clone_from(&config.coordinator_public_keys);
     engine_config.milestone_threshold = config.milestone_threshold;
     engine_config.pow_workers = config.pow_workers;
+    engine_config.indexer = config.indexer;
     Engine::open(engine_config).map_err(|e| RunError::Engine(e.to_string()))
 }
 

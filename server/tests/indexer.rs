@@ -331,3 +331,20 @@ fn indexer_answers_every_filter_and_survives_a_kill() {
     check_paging(&node, &created);
     check_utxo_changes(&node, &created);
 }
+
+#[test]
+fn a_node_without_the_indexer_says_so() {
+    let node = TestNode::start_with(&["--coordinator-interval", "0", "--no-indexer"], &[]);
+    let message = node.get("/api/indexer/v1/outputs").assert_error(503);
+    assert!(message.contains("--no-indexer"), "{message}");
+    node.get(&format!("/api/indexer/v1/outputs/nft/{}", hex0x(&[1; 32])))
+        .assert_error(503);
+    let routes = get_ok(&node, "/api/routes");
+    assert!(!routes["routes"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("indexer/v1")));
+    // Everything else works as before.
+    let created = create(&node);
+    check_utxo_changes(&node, &created);
+}

@@ -33,6 +33,10 @@ pub struct OutputsResponse {
     pub items: Vec<String>,
 }
 
+fn indexer_off() -> ApiError {
+    ApiError::unavailable("the indexer is turned off on this node (--no-indexer)")
+}
+
 fn outputs(
     state: &AppState,
     params: Params,
@@ -41,12 +45,14 @@ fn outputs(
 ) -> Result<Response, ApiError> {
     let engine = state.engine()?;
     let q = parse(params, pairs, &engine.params().bech32_hrp)?;
-    let page = engine.indexed_outputs(&IndexQuery {
-        kinds: kinds.to_vec(),
-        filter: q.filter,
-        page_size: q.page_size,
-        cursor: q.cursor,
-    });
+    let page = engine
+        .indexed_outputs(&IndexQuery {
+            kinds: kinds.to_vec(),
+            filter: q.filter,
+            page_size: q.page_size,
+            cursor: q.cursor,
+        })
+        .ok_or_else(indexer_off)?;
     json_response(&OutputsResponse {
         ledger_index: page.ledger_index,
         page_size: q.page_size,
@@ -96,7 +102,7 @@ pub async fn nfts(
 }
 
 fn chain(state: &AppState, id: ChainId, shown: &str) -> Result<Response, ApiError> {
-    let (ledger_index, output) = state.engine()?.chain_output(&id);
+    let (ledger_index, output) = state.engine()?.chain_output(&id).ok_or_else(indexer_off)?;
     let output = output.ok_or_else(|| ApiError::not_found(format!("record not found: {shown}")))?;
     json_response(&OutputsResponse {
         ledger_index,

@@ -38,9 +38,15 @@ pub struct RoutesResponse {
     pub routes: Vec<String>,
 }
 
-/// `GET /api/routes`: `{"routes":["core/v2",...]}`.
-pub async fn routes() -> Json<RoutesResponse> {
+/// `GET /api/routes`: `{"routes":["core/v2",...]}`, without `indexer/v1` when the indexer is
+/// turned off.
+pub async fn routes(State(state): State<AppState>) -> Json<RoutesResponse> {
+    let indexer = state.engine.as_ref().is_some_and(|e| e.has_indexer());
     Json(RoutesResponse {
-        routes: ROUTE_GROUPS.iter().map(|&r| r.to_owned()).collect(),
+        routes: ROUTE_GROUPS
+            .iter()
+            .filter(|r| indexer || **r != "indexer/v1")
+            .map(|&r| r.to_owned())
+            .collect(),
     })
 }
