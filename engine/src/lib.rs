@@ -7,6 +7,7 @@
 //! - [`whiteflag`]: milestone confirmation (TIP-2) and Merkle roots.
 //! - [`richlist`]: incremental per-address balances, top-N at any kept index.
 //! - [`node`]: the [`Engine`] facade the server talks to, and the dev coordinator.
+//! - [`timing`]: the hook through which an exporter observes confirmation and fsync times.
 
 pub mod error;
 pub mod genesis;
@@ -15,6 +16,7 @@ pub mod node;
 pub mod richlist;
 pub mod semantic;
 pub mod tangle;
+pub mod timing;
 pub mod utxo;
 pub mod watermark;
 pub mod whiteflag;
@@ -22,3 +24,4 @@ pub mod whiteflag;
 pub use error::{EngineError, SubmitError};
 pub use genesis::Genesis;
 pub use node::{Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted, V3Submitted};
+pub use timing::TimingObserver;

@@ -55,6 +55,8 @@ pub struct Shared {
     pub rejects: Arc<RejectTally>,
     /// The proof-of-work pool shared by all submits.
     pub pow_pool: Arc<crate::pow_pool::PowPool>,
+    /// Requests counted for the Prometheus endpoint.
+    pub api_metrics: Arc<crate::prometheus::api::ApiMetrics>,
     /// Time a client has for a whole request body.
     pub body_timeout: std::time::Duration,
     /// Request-body bytes that may be buffered at once over all requests, in KiB permits.
@@ -94,6 +96,7 @@ impl AppState {
             rates: Arc::default(),
             rejects: Arc::default(),
             pow_pool: Arc::default(),
+            api_metrics: Arc::default(),
             body_timeout: std::time::Duration::from_secs(30),
             body_budget: Arc::new(tokio::sync::Semaphore::new(body_permits(64 << 20))),
         }))
@@ -224,9 +227,11 @@ pub fn api_routes() -> Router<AppState> {
 }
 
 /// Wraps `routes` in everything the API needs around its endpoints: access control on every
-/// route, the JSON 404 fallback, the body limit, panic catching, JSON errors and tracing.
+/// route, the JSON 404 fallback, the body limit, panic catching, JSON errors, tracing and
+/// the request counters of the metrics.
 pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
     let body_limit = state.body_limit;
+    let api_metrics = Arc::clone(&state.api_metrics);
     routes
         // Access control runs only for requests that matched a route, on their path; an
         // unknown path falls through to the 404 below.
@@ -238,11 +243,15 @@ pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
         .with_state(state)
         // Layers wrap from the inside out: the limit for axum's own body extractors, then
         // panics become 500s, then every non-JSON error becomes the JSON envelope, and the
-        // trace span sees the final answer.
+        // trace span and the request counters see the final answer.
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CatchPanicLayer::new())
         .layer(middleware::from_fn(error::json_errors))
         .layer(TraceLayer::new_for_http())
+        .layer(middleware::from_fn_with_state(
+            api_metrics,
+            crate::prometheus::api::count_requests,
+        ))
 }
 
 /// Bytes per permit of the body budget (a semaphore counts at most `u32::MAX` permits).
