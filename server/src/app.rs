@@ -4,8 +4,10 @@ use std::sync::Arc;
 
 use axum::{
     extract::DefaultBodyLimit,
+    handler::Handler,
+    http::Method,
     middleware,
-    routing::{get, post},
+    routing::{get, post, MethodRouter},
     Router,
 };
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
@@ -166,64 +168,103 @@ pub fn app(state: AppState) -> Router {
     with_layers(api_routes(), state)
 }
 
-/// Every endpoint of the API, without access control or layers. New endpoints are added
-/// here.
-pub fn api_routes() -> Router<AppState> {
-    Router::new()
-        .route("/health", get(routes::health))
-        .route("/api/routes", get(routes::routes))
-        .route("/api/core/v2/peers", get(routes::peers::list))
-        .route("/api/core/v2/blocks", post(routes::blocks::submit))
-        .route("/api/core/v3/blocks", post(routes::v3::submit))
-        .route("/api/core/v3/blocks/{blockId}", get(routes::v3::get_block))
-        .route(
+/// One endpoint of the API: its method, its path (axum syntax, `{param}` for a segment) and
+/// its handler.
+pub struct Endpoint {
+    /// The HTTP method.
+    pub method: Method,
+    /// The path pattern.
+    pub path: &'static str,
+    handler: MethodRouter<AppState>,
+}
+
+impl Endpoint {
+    /// `GET path`.
+    fn get<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Self {
+            method: Method::GET,
+            path,
+            handler: get(handler),
+        }
+    }
+
+    /// `POST path`.
+    fn post<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Self {
+            method: Method::POST,
+            path,
+            handler: post(handler),
+        }
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)
+    }
+}
+
+/// Every endpoint of the API, the one list the router is built from (and that the OpenAPI
+/// document, `openapi.json`, is tested against). New endpoints are added here.
+pub fn endpoints() -> Vec<Endpoint> {
+    vec![
+        Endpoint::get("/health", routes::health),
+        Endpoint::get("/api/routes", routes::routes),
+        Endpoint::get("/api/openapi.json", routes::openapi::document),
+        Endpoint::get("/api/core/v2/peers", routes::peers::list),
+        Endpoint::post("/api/core/v2/blocks", routes::blocks::submit),
+        Endpoint::post("/api/core/v3/blocks", routes::v3::submit),
+        Endpoint::get("/api/core/v3/blocks/{blockId}", routes::v3::get_block),
+        Endpoint::get(
             "/api/core/v3/blocks/{blockId}/metadata",
-            get(routes::v3::get_metadata),
-        )
-        .route("/api/core/v2/blocks/{block_id}", get(routes::blocks::get))
-        .route(
+            routes::v3::get_metadata,
+        ),
+        Endpoint::get("/api/core/v2/blocks/{block_id}", routes::blocks::get),
+        Endpoint::get(
             "/api/core/v2/blocks/{block_id}/metadata",
-            get(routes::blocks::metadata),
-        )
-        .route("/api/core/v2/info", get(routes::info::info))
-        .route("/api/core/v2/tips", get(routes::info::tips))
-        .route(
-            "/api/core/v2/outputs/{output_id}",
-            get(routes::outputs::get),
-        )
-        .route(
+            routes::blocks::metadata,
+        ),
+        Endpoint::get("/api/core/v2/info", routes::info::info),
+        Endpoint::get("/api/core/v2/tips", routes::info::tips),
+        Endpoint::get("/api/core/v2/outputs/{output_id}", routes::outputs::get),
+        Endpoint::get(
             "/api/core/v2/outputs/{output_id}/metadata",
-            get(routes::outputs::metadata),
-        )
-        .route(
+            routes::outputs::metadata,
+        ),
+        Endpoint::get(
             "/api/core/v2/transactions/{transaction_id}/included-block",
-            get(routes::transactions::included_block),
-        )
-        .route(
+            routes::transactions::included_block,
+        ),
+        Endpoint::get(
             "/api/core/v2/transactions/{transaction_id}/included-block/metadata",
-            get(routes::transactions::included_block_metadata),
-        )
-        .route(
+            routes::transactions::included_block_metadata,
+        ),
+        Endpoint::get(
             "/api/core/v2/milestones/by-index/{index}",
-            get(routes::milestones::by_index),
-        )
-        .route(
+            routes::milestones::by_index,
+        ),
+        Endpoint::get(
             "/api/core/v2/milestones/by-id/{milestone_id}",
-            get(routes::milestones::by_id),
-        )
+            routes::milestones::by_id,
+        ),
         // Hornet's and TIP-25's path for the same read (what iota-sdk calls).
-        .route(
+        Endpoint::get(
             "/api/core/v2/milestones/{milestone_id}",
-            get(routes::milestones::by_id),
-        )
-        .route(
-            "/api/core/v2/control/milestone",
-            post(routes::control::milestone),
-        )
-        .route(
+            routes::milestones::by_id,
+        ),
+        Endpoint::post("/api/core/v2/control/milestone", routes::control::milestone),
+        Endpoint::get(
             "/api/explorer/v2/ledger/richest-addresses",
-            get(routes::explorer::richest_addresses),
-        )
+            routes::explorer::richest_addresses,
+        ),
+    ]
+}
+
+/// Every endpoint of the API ([`endpoints`]) as a router, without access control or layers.
+pub fn api_routes() -> Router<AppState> {
+    endpoints()
+        .into_iter()
+        .fold(Router::new(), |router, e| router.route(e.path, e.handler))
 }
 
 /// Wraps `routes` in everything the API needs around its endpoints: access control on every

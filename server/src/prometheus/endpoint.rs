@@ -29,12 +29,12 @@ pub fn router(metrics: Arc<NodeMetrics>) -> Router {
 /// `GET /metrics`: every family, encoded off the async workers (reading the engine takes its
 /// locks).
 async fn scrape(State(metrics): State<Arc<NodeMetrics>>) -> Response {
-    match tokio::task::spawn_blocking(move || metrics.encode()).await {
-        Ok(Ok(text)) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response(),
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "encoding metrics failed");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
+    let encoded = tokio::task::spawn_blocking(move || metrics.encode().map_err(|e| e.to_string()))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|result| result);
+    match encoded {
+        Ok(text) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response(),
         Err(e) => {
             tracing::error!(error = %e, "encoding metrics failed");
             StatusCode::INTERNAL_SERVER_ERROR.into_response()

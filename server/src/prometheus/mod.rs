@@ -15,8 +15,6 @@ pub mod process;
 pub mod timings;
 pub mod utxo_size;
 
-use std::sync::Arc;
-
 use prometheus_client::{encoding::text, registry::Registry};
 
 use crate::app::AppState;
@@ -49,6 +47,3 @@ impl NodeMetrics {
         Ok(out)
     }
 }
-
-/// Shared handle used by the endpoint's handler.
-pub type SharedMetrics = Arc<NodeMetrics>;

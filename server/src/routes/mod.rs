@@ -12,6 +12,7 @@ pub mod explorer;
 pub mod ids;
 pub mod info;
 pub mod milestones;
+pub mod openapi;
 pub mod outputs;
 pub mod peers;
 pub mod transactions;
