@@ -8,6 +8,7 @@
 //! - [`richlist`]: incremental per-address balances, top-N at any kept index.
 //! - [`indexer`]: TIP-26 output indexes (by kind, address and chain id), kept incrementally.
 //! - [`node`]: the [`Engine`] facade the server talks to, and the dev coordinator.
+//! - [`timing`]: the hook through which an exporter observes confirmation and fsync times.
 
 pub mod error;
 pub mod genesis;
@@ -17,6 +18,7 @@ pub mod node;
 pub mod richlist;
 pub mod semantic;
 pub mod tangle;
+pub mod timing;
 pub mod utxo;
 pub mod watermark;
 pub mod whiteflag;
@@ -26,3 +28,4 @@ pub use genesis::Genesis;
 pub use node::{
     Engine, EngineConfig, MilestoneInfo, OutputRead, Submitted, UtxoChanges, V3Submitted,
 };
+pub use timing::TimingObserver;

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ledger_codec::ed25519::SigningKey;
@@ -27,6 +27,7 @@ use crate::indexer::{ChainId, IndexEntry, Indexer, Page, Query};
 use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
+use crate::timing::TimingObserver;
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId, OutputRow};
 use crate::watermark::Watermark;
 use crate::whiteflag::{self, Confirmation};
@@ -162,6 +163,8 @@ pub struct Engine {
     shutting_down: AtomicBool,
     // The last append failed for lack of space (logged once per change).
     storage_full: AtomicBool,
+    // Told how long each milestone confirmation took (see `observe_timings`).
+    timings: OnceLock<Arc<dyn TimingObserver>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -352,6 +355,7 @@ impl Engine {
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
             storage_full: AtomicBool::new(false),
+            timings: OnceLock::new(),
         };
         engine.replay()?;
         engine.check_watermarks()?;
@@ -835,7 +839,13 @@ impl Engine {
                 tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
             }
         }
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let took = started.elapsed();
+        let ms = took.as_secs_f64() * 1000.0;
+        if replay == Replay::No {
+            if let Some(observer) = self.timings.get() {
+                observer.milestone_confirmed(took);
+            }
+        }
         if replay == Replay::Yes {
             tracing::debug!(
                 index = m.index,
@@ -1186,6 +1196,14 @@ impl Engine {
     /// All current tips (sorted).
     pub fn tips(&self) -> Vec<BlockId> {
         self.read().tangle.tips()
+    }
+
+    /// Reports from now on how long each milestone confirmation and each fsync of the block
+    /// log takes to `observer` (see [`TimingObserver`]). Only the first observer set is kept:
+    /// returns false if one was set already.
+    pub fn observe_timings(&self, observer: Arc<dyn TimingObserver>) -> bool {
+        let log = self.log.observe_timings(Arc::clone(&observer));
+        self.timings.set(observer).is_ok() && log
     }
 
     /// Sizes of the tip pool: `(healthy, semi-lazy, lazy)` at the current CMI.

@@ -19,6 +19,7 @@ use crate::{app::AppState, error::ApiError, jwt::JwtAuth};
 pub const DEFAULT_PUBLIC_ROUTES: &[&str] = &[
     "/health",
     "/api/routes",
+    "/api/openapi.json",
     "/api/core/v2/info",
     "/api/core/v2/tips",
     "/api/core/v2/blocks*",
@@ -226,6 +227,7 @@ mod tests {
         for path in [
             "/health",
             "/api/routes",
+            "/api/openapi.json",
             "/api/core/v2/info",
             "/api/core/v2/tips",
             "/api/core/v2/blocks",

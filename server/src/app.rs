@@ -4,8 +4,10 @@ use std::sync::Arc;
 
 use axum::{
     extract::DefaultBodyLimit,
+    handler::Handler,
+    http::Method,
     middleware,
-    routing::{get, post},
+    routing::{get, post, MethodRouter},
     Router,
 };
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
@@ -55,6 +57,8 @@ pub struct Shared {
     pub rejects: Arc<RejectTally>,
     /// The proof-of-work pool shared by all submits.
     pub pow_pool: Arc<crate::pow_pool::PowPool>,
+    /// Requests counted for the Prometheus endpoint.
+    pub api_metrics: Arc<crate::prometheus::api::ApiMetrics>,
     /// Time a client has for a whole request body.
     pub body_timeout: std::time::Duration,
     /// Request-body bytes that may be buffered at once over all requests, in KiB permits.
@@ -94,6 +98,7 @@ impl AppState {
             rates: Arc::default(),
             rejects: Arc::default(),
             pow_pool: Arc::default(),
+            api_metrics: Arc::default(),
             body_timeout: std::time::Duration::from_secs(30),
             body_budget: Arc::new(tokio::sync::Semaphore::new(body_permits(64 << 20))),
         }))
@@ -163,101 +168,139 @@ pub fn app(state: AppState) -> Router {
     with_layers(api_routes(), state)
 }
 
-/// Every endpoint of the API, without access control or layers. New endpoints are added
-/// here.
-pub fn api_routes() -> Router<AppState> {
-    Router::new()
-        .route("/health", get(routes::health))
-        .route("/api/routes", get(routes::routes))
-        .route("/api/core/v2/peers", get(routes::peers::list))
-        .route("/api/core/v2/blocks", post(routes::blocks::submit))
-        .route("/api/core/v3/blocks", post(routes::v3::submit))
-        .route("/api/core/v3/blocks/{blockId}", get(routes::v3::get_block))
-        .route(
+/// One endpoint of the API: its method, its path (axum syntax, `{param}` for a segment) and
+/// its handler.
+pub struct Endpoint {
+    /// The HTTP method.
+    pub method: Method,
+    /// The path pattern.
+    pub path: &'static str,
+    handler: MethodRouter<AppState>,
+}
+
+impl Endpoint {
+    /// `GET path`.
+    fn get<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Self {
+            method: Method::GET,
+            path,
+            handler: get(handler),
+        }
+    }
+
+    /// `POST path`.
+    fn post<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Self {
+            method: Method::POST,
+            path,
+            handler: post(handler),
+        }
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)
+    }
+}
+
+/// Every endpoint of the API, the one list the router is built from (and that the OpenAPI
+/// document, `openapi.json`, is tested against). New endpoints are added here.
+pub fn endpoints() -> Vec<Endpoint> {
+    vec![
+        Endpoint::get("/health", routes::health),
+        Endpoint::get("/api/routes", routes::routes),
+        Endpoint::get("/api/openapi.json", routes::openapi::document),
+        Endpoint::get("/api/core/v2/peers", routes::peers::list),
+        Endpoint::post("/api/core/v2/blocks", routes::blocks::submit),
+        Endpoint::post("/api/core/v3/blocks", routes::v3::submit),
+        Endpoint::get("/api/core/v3/blocks/{blockId}", routes::v3::get_block),
+        Endpoint::get(
             "/api/core/v3/blocks/{blockId}/metadata",
-            get(routes::v3::get_metadata),
-        )
-        .route("/api/core/v2/blocks/{block_id}", get(routes::blocks::get))
-        .route(
+            routes::v3::get_metadata,
+        ),
+        Endpoint::get("/api/core/v2/blocks/{block_id}", routes::blocks::get),
+        Endpoint::get(
             "/api/core/v2/blocks/{block_id}/metadata",
-            get(routes::blocks::metadata),
-        )
-        .route("/api/core/v2/info", get(routes::info::info))
-        .route("/api/core/v2/tips", get(routes::info::tips))
-        .route(
-            "/api/core/v2/outputs/{output_id}",
-            get(routes::outputs::get),
-        )
-        .route(
+            routes::blocks::metadata,
+        ),
+        Endpoint::get("/api/core/v2/info", routes::info::info),
+        Endpoint::get("/api/core/v2/tips", routes::info::tips),
+        Endpoint::get("/api/core/v2/outputs/{output_id}", routes::outputs::get),
+        Endpoint::get(
             "/api/core/v2/outputs/{output_id}/metadata",
-            get(routes::outputs::metadata),
-        )
-        .route(
+            routes::outputs::metadata,
+        ),
+        Endpoint::get(
             "/api/core/v2/transactions/{transaction_id}/included-block",
-            get(routes::transactions::included_block),
-        )
-        .route(
+            routes::transactions::included_block,
+        ),
+        Endpoint::get(
             "/api/core/v2/transactions/{transaction_id}/included-block/metadata",
-            get(routes::transactions::included_block_metadata),
-        )
-        .route(
+            routes::transactions::included_block_metadata,
+        ),
+        Endpoint::get(
             "/api/core/v2/milestones/by-index/{index}",
-            get(routes::milestones::by_index),
-        )
-        .route(
+            routes::milestones::by_index,
+        ),
+        Endpoint::get(
             "/api/core/v2/milestones/by-id/{milestone_id}",
-            get(routes::milestones::by_id),
-        )
-        .route(
+            routes::milestones::by_id,
+        ),
+        Endpoint::get(
             "/api/core/v2/milestones/by-index/{index}/utxo-changes",
-            get(routes::milestones::utxo_changes_by_index),
-        )
-        .route(
+            routes::milestones::utxo_changes_by_index,
+        ),
+        Endpoint::get(
             "/api/core/v2/milestones/by-id/{milestone_id}/utxo-changes",
-            get(routes::milestones::utxo_changes_by_id),
-        )
+            routes::milestones::utxo_changes_by_id,
+        ),
         // Hornet's and TIP-25's path for the same read (what iota-sdk calls).
-        .route(
+        Endpoint::get(
             "/api/core/v2/milestones/{milestone_id}",
-            get(routes::milestones::by_id),
-        )
-        .route(
-            "/api/core/v2/control/milestone",
-            post(routes::control::milestone),
-        )
-        .route(
+            routes::milestones::by_id,
+        ),
+        Endpoint::post("/api/core/v2/control/milestone", routes::control::milestone),
+        Endpoint::get(
             "/api/explorer/v2/ledger/richest-addresses",
-            get(routes::explorer::richest_addresses),
-        )
-        .route("/api/indexer/v1/outputs", get(routes::indexer::combined))
-        .route("/api/indexer/v1/outputs/basic", get(routes::indexer::basic))
-        .route(
-            "/api/indexer/v1/outputs/alias",
-            get(routes::indexer::aliases),
-        )
-        .route(
+            routes::explorer::richest_addresses,
+        ),
+        Endpoint::get("/api/indexer/v1/outputs", routes::indexer::combined),
+        Endpoint::get("/api/indexer/v1/outputs/basic", routes::indexer::basic),
+        Endpoint::get("/api/indexer/v1/outputs/alias", routes::indexer::aliases),
+        Endpoint::get(
             "/api/indexer/v1/outputs/alias/{alias_id}",
-            get(routes::indexer::alias_by_id),
-        )
-        .route(
+            routes::indexer::alias_by_id,
+        ),
+        Endpoint::get(
             "/api/indexer/v1/outputs/foundry",
-            get(routes::indexer::foundries),
-        )
-        .route(
+            routes::indexer::foundries,
+        ),
+        Endpoint::get(
             "/api/indexer/v1/outputs/foundry/{foundry_id}",
-            get(routes::indexer::foundry_by_id),
-        )
-        .route("/api/indexer/v1/outputs/nft", get(routes::indexer::nfts))
-        .route(
+            routes::indexer::foundry_by_id,
+        ),
+        Endpoint::get("/api/indexer/v1/outputs/nft", routes::indexer::nfts),
+        Endpoint::get(
             "/api/indexer/v1/outputs/nft/{nft_id}",
-            get(routes::indexer::nft_by_id),
-        )
+            routes::indexer::nft_by_id,
+        ),
+    ]
+}
+
+/// Every endpoint of the API as a router, without access control or layers.
+pub fn api_routes() -> Router<AppState> {
+    endpoints()
+        .into_iter()
+        .fold(Router::new(), |router, e| router.route(e.path, e.handler))
 }
 
 /// Wraps `routes` in everything the API needs around its endpoints: access control on every
-/// route, the JSON 404 fallback, the body limit, panic catching, JSON errors and tracing.
+/// route, the JSON 404 fallback, the body limit, panic catching, JSON errors, tracing and
+/// the request counters of the metrics.
 pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
     let body_limit = state.body_limit;
+    let api_metrics = Arc::clone(&state.api_metrics);
     routes
         // Access control runs only for requests that matched a route, on their path; an
         // unknown path falls through to the 404 below.
@@ -269,11 +312,15 @@ pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
         .with_state(state)
         // Layers wrap from the inside out: the limit for axum's own body extractors, then
         // panics become 500s, then every non-JSON error becomes the JSON envelope, and the
-        // trace span sees the final answer.
+        // trace span and the request counters see the final answer.
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CatchPanicLayer::new())
         .layer(middleware::from_fn(error::json_errors))
         .layer(TraceLayer::new_for_http())
+        .layer(middleware::from_fn_with_state(
+            api_metrics,
+            crate::prometheus::api::count_requests,
+        ))
 }
 
 /// Bytes per permit of the body budget (a semaphore counts at most `u32::MAX` permits).

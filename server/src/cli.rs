@@ -163,6 +163,23 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_API_BIND", value_name = "ADDR:PORT")]
     pub api_bind: Option<SocketAddr>,
 
+    /// Address and port of the Prometheus endpoint (GET /metrics, its own listener); port 0
+    /// picks a free port, printed at start [default: 127.0.0.1:9311].
+    #[arg(long, env = "LEDGER_NODE_METRICS_BIND", value_name = "ADDR:PORT")]
+    pub metrics_bind: Option<SocketAddr>,
+
+    /// Do not serve Prometheus metrics: no metrics listener is opened.
+    #[arg(
+        long,
+        env = "LEDGER_NODE_NO_METRICS",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_metrics: Option<bool>,
+
     /// Seconds between milestones of the built-in coordinator, fractions allowed (at least 0.05;
     /// milestone timestamps still advance by at least 1 s each); 0 issues milestones only on
     /// demand (POST /api/core/v2/control/milestone) [default: 1].
@@ -315,6 +332,8 @@ impl RunArgs {
             data_dir: self.data_dir.or(lower.data_dir),
             genesis: self.genesis.or(lower.genesis),
             api_bind: self.api_bind.or(lower.api_bind),
+            metrics_bind: self.metrics_bind.or(lower.metrics_bind),
+            no_metrics: self.no_metrics.or(lower.no_metrics),
             coordinator_interval: self.coordinator_interval.or(lower.coordinator_interval),
             no_coordinator: self.no_coordinator.or(lower.no_coordinator),
             coordinator_key: self.coordinator_key.or(lower.coordinator_key),

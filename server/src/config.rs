@@ -19,6 +19,9 @@ pub const DEFAULT_DATA_DIR: &str = "./data";
 /// Default REST API address.
 pub const DEFAULT_API_BIND: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 14265);
+/// Default address of the Prometheus endpoint (Hornet's default port).
+pub const DEFAULT_METRICS_BIND: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 9311);
 /// Default seconds between coordinator milestones.
 pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
 /// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
@@ -70,6 +73,8 @@ pub struct NodeConfig {
     pub genesis: Option<PathBuf>,
     /// REST API address.
     pub api_bind: SocketAddr,
+    /// Prometheus endpoint address; `None` = no metrics listener (`--no-metrics`).
+    pub metrics_bind: Option<SocketAddr>,
     /// Whether the built-in coordinator runs.
     pub coordinator: bool,
     /// Time between milestones; `None` = only on demand.
@@ -215,6 +220,8 @@ impl NodeConfig {
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
             genesis: args.genesis,
             api_bind: args.api_bind.unwrap_or(DEFAULT_API_BIND),
+            metrics_bind: (!args.no_metrics.unwrap_or(false))
+                .then(|| args.metrics_bind.unwrap_or(DEFAULT_METRICS_BIND)),
             coordinator,
             coordinator_interval: (interval > 0.0).then(|| Duration::from_secs_f64(interval)),
             coordinator_key: args.coordinator_key,
@@ -304,6 +311,10 @@ mod tests {
         let config = NodeConfig::from_args(RunArgs::default()).expect("defaults");
         assert_eq!(config.data_dir, PathBuf::from("./data"));
         assert_eq!(config.api_bind, "127.0.0.1:14265".parse().expect("addr"));
+        assert_eq!(
+            config.metrics_bind,
+            Some("127.0.0.1:9311".parse().expect("addr"))
+        );
         assert!(config.coordinator && config.pow);
         assert_eq!(config.coordinator_interval, Some(Duration::from_secs(1)));
         assert!(config.pow_workers >= 1);
@@ -341,9 +352,11 @@ mod tests {
             let args = parse(&[
                 &format!("--no-pow={text}"),
                 &format!("--no-coordinator={text}"),
+                &format!("--no-metrics={text}"),
             ]);
             assert_eq!(args.no_pow, Some(value), "{text}");
             assert_eq!(args.no_coordinator, Some(value), "{text}");
+            assert_eq!(args.no_metrics, Some(value), "{text}");
         }
         assert!(Cli::try_parse_from(["ledger-node", "--no-pow=maybe"]).is_err());
     }
@@ -354,6 +367,7 @@ mod tests {
             "--data-dir=/tmp/x",
             "--genesis=g.json",
             "--api-bind=0.0.0.0:1",
+            "--metrics-bind=0.0.0.0:2",
             "--coordinator-interval=0",
             "--no-coordinator",
             "--coordinator-key=coo.key",
@@ -374,6 +388,10 @@ mod tests {
         assert_eq!(config.data_dir, PathBuf::from("/tmp/x"));
         assert_eq!(config.genesis, Some(PathBuf::from("g.json")));
         assert_eq!(config.api_bind, "0.0.0.0:1".parse().expect("addr"));
+        assert_eq!(
+            config.metrics_bind,
+            Some("0.0.0.0:2".parse().expect("addr"))
+        );
         assert_eq!(config.coordinator_interval, None);
         assert!(!config.coordinator && !config.pow);
         assert_eq!(config.pow_workers, 3);
@@ -415,6 +433,30 @@ mod tests {
         assert!(!config.pow);
         assert_eq!(config.public_routes, vec!["/health".to_owned()]);
         assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
+    }
+
+    #[test]
+    fn metrics_take_the_flag_env_and_file_like_the_others() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("node.toml");
+        fs::write(&file, "metrics-bind = \"127.0.0.1:9400\"\n").expect("write");
+        let file_arg = format!("--config={}", file.display());
+        let from_file = NodeConfig::resolve(parse(&[&file_arg])).expect("ok");
+        assert_eq!(
+            from_file.metrics_bind,
+            Some("127.0.0.1:9400".parse().expect("addr"))
+        );
+        let from_cli =
+            NodeConfig::resolve(parse(&[&file_arg, "--metrics-bind=127.0.0.1:9401"])).expect("ok");
+        assert_eq!(
+            from_cli.metrics_bind,
+            Some("127.0.0.1:9401".parse().expect("addr"))
+        );
+        let off = NodeConfig::resolve(parse(&[&file_arg, "--no-metrics"])).expect("ok");
+        assert_eq!(off.metrics_bind, None);
+        fs::write(&file, "no-metrics = true\n").expect("write");
+        let off_in_file = NodeConfig::resolve(parse(&[&file_arg])).expect("ok");
+        assert_eq!(off_in_file.metrics_bind, None);
     }
 
     #[test]

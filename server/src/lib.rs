@@ -15,6 +15,7 @@ pub mod media;
 pub mod metrics;
 pub mod node;
 pub mod pow_pool;
+pub mod prometheus;
 pub mod rejects;
 pub mod routes;
 pub mod run;

@@ -3,7 +3,10 @@
 //! and further ones get 503 with `Retry-After` at once. A request whose client leaves stops
 //! waiting (its future is dropped) or stops its search (the caller's cancel flag).
 
-use std::sync::Arc;
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc,
+};
 
 use tokio::sync::Semaphore;
 
@@ -19,6 +22,8 @@ pub struct PowPool {
     admitted: Arc<Semaphore>,
     // One permit: the running search.
     running: Arc<Semaphore>,
+    // Searches that ran to their end (found, or stopped by their cancel flag).
+    completed: AtomicU64,
 }
 
 impl Default for PowPool {
@@ -33,6 +38,7 @@ impl PowPool {
         Self {
             admitted: Arc::new(Semaphore::new(queue.saturating_add(1))),
             running: Arc::new(Semaphore::new(1)),
+            completed: AtomicU64::new(0),
         }
     }
 
@@ -51,9 +57,16 @@ impl PowPool {
             .acquire_owned()
             .await
             .map_err(ApiError::internal)?;
-        tokio::task::spawn_blocking(search)
+        let result = tokio::task::spawn_blocking(search)
             .await
-            .map_err(ApiError::internal)
+            .map_err(ApiError::internal)?;
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        Ok(result)
+    }
+
+    /// Searches run to their end so far (Hornet's `iota_restapi_pow_requests`).
+    pub fn completed(&self) -> u64 {
+        self.completed.load(Ordering::Relaxed)
     }
 }
 
@@ -87,5 +100,6 @@ mod tests {
             assert!(matches!(w.await, Ok(Ok(true))));
         }
         assert!(matches!(pool.run(|| true).await, Ok(true)));
+        assert_eq!(pool.completed(), 4, "the refused request is not counted");
     }
 }

@@ -1,7 +1,7 @@
 //! `ledger-node run`: bind, serve until SIGINT/SIGTERM, flush, return.
 
 use ledger_codec::nova;
-use ledger_engine::{Engine, EngineConfig, Genesis};
+use ledger_engine::{Engine, EngineConfig, Genesis, TimingObserver};
 use std::{
     future::Future,
     io,
@@ -22,6 +22,11 @@ use crate::{
     jwt::{JwtAuth, JwtError},
     metrics::BlockRates,
     node::{EngineNode, NodeApi, NodeError},
+    prometheus::{
+        endpoint::{self, METRICS_PATH},
+        timings::EngineTimings,
+        NodeMetrics,
+    },
 };
 
 /// How long open connections may take to finish after a shutdown signal.
@@ -37,6 +42,14 @@ pub enum RunError {
     /// The API address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The metrics address could not be bound.
+    #[error("cannot listen on {addr} for metrics (--metrics-bind; --no-metrics turns them off): {source}")]
+    MetricsBind {
         /// The address.
         addr: SocketAddr,
         /// The cause.
@@ -124,6 +137,14 @@ pub fn load_v3_params(config: &NodeConfig) -> Result<nova::ProtocolParameters, R
 pub async fn run(config: NodeConfig) -> Result<(), RunError> {
     // Bind first: a taken port stops the start before anything is created on disk.
     let listener = bind(&config).await?;
+    let metrics_listener = match config.metrics_bind {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| RunError::MetricsBind { addr, source })?,
+        ),
+        None => None,
+    };
     let v3 = load_v3_params(&config)?;
     let cfg = config.clone();
     let engine = tokio::task::spawn_blocking(move || open_engine(&cfg))
@@ -156,7 +177,10 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
     });
     run_with_state(
         &config,
-        listener,
+        Listeners {
+            api: listener,
+            metrics: metrics_listener,
+        },
         node,
         Some(engine),
         Some(v3),
@@ -183,14 +207,23 @@ pub async fn run_with(
     node: Arc<dyn NodeApi>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
-    let listener = bind(config).await?;
-    run_with_state(config, listener, node, None, None, shutdown).await
+    let listeners = Listeners {
+        api: bind(config).await?,
+        metrics: None,
+    };
+    run_with_state(config, listeners, node, None, None, shutdown).await
+}
+
+/// The bound sockets of a node: the API, and the metrics endpoint unless turned off.
+struct Listeners {
+    api: TcpListener,
+    metrics: Option<TcpListener>,
 }
 
 /// [`run_with`] with the engine and v3 parameters behind the API.
 async fn run_with_state(
     config: &NodeConfig,
-    listener: TcpListener,
+    listeners: Listeners,
     node: Arc<dyn NodeApi>,
     engine: Option<Arc<Engine>>,
     v3: Option<nova::ProtocolParameters>,
@@ -206,6 +239,7 @@ async fn run_with_state(
         .with_body_limit(config.api_body_limit)
         .with_body_budget(config.http_body_timeout, config.http_max_buffered_body)
         .with_pow(config.pow);
+    let engine_for_metrics = engine.clone();
     if let Some(engine) = engine {
         state = state
             .with_rates(BlockRates::spawn(&engine))
@@ -215,15 +249,23 @@ async fn run_with_state(
         state = state.with_v3_params(v3);
     }
     state.rejects.spawn_logger();
-    let addr = listener.local_addr()?;
-    announce(addr)?;
-    tracing::info!(%addr, data_dir = %config.data_dir.display(), "REST API up");
-
     let limits = crate::serve::ConnectionLimits {
         header_timeout: config.http_header_timeout,
         max_connections: config.http_max_connections,
     };
-    crate::serve::serve(listener, app(state), limits, shutdown, SHUTDOWN_GRACE).await?;
+    // The metrics line comes before the API's: readers of stdout stop at the API line.
+    let metrics = match (listeners.metrics, engine_for_metrics) {
+        (Some(listener), Some(engine)) => Some(spawn_metrics(listener, &state, &engine, limits)?),
+        _ => None,
+    };
+    let addr = listeners.api.local_addr()?;
+    announce(addr)?;
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), "REST API up");
+
+    crate::serve::serve(listeners.api, app(state), limits, shutdown, SHUTDOWN_GRACE).await?;
+    if let Some(metrics) = metrics {
+        metrics.stop().await;
+    }
 
     tokio::task::spawn_blocking(move || node.shutdown())
         .await
@@ -231,6 +273,63 @@ async fn run_with_state(
         .map_err(RunError::Flush)?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The running metrics endpoint.
+struct MetricsServer {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<io::Result<()>>,
+}
+
+impl MetricsServer {
+    /// Stops accepting scrapes and waits for the open ones.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        match self.task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "metrics endpoint failed"),
+            Err(e) => tracing::warn!(error = %e, "metrics endpoint task failed"),
+        }
+    }
+}
+
+/// Scrapes that may be served at once (Prometheus scrapes one at a time).
+const METRICS_MAX_CONNECTIONS: usize = 16;
+
+/// Serves `GET /metrics` for the node behind `state` on `listener`, hooks the engine's
+/// timings into its histograms, and prints `metrics on http://ADDR/metrics`.
+fn spawn_metrics(
+    listener: TcpListener,
+    state: &AppState,
+    engine: &Arc<Engine>,
+    api_limits: crate::serve::ConnectionLimits,
+) -> Result<MetricsServer, RunError> {
+    let timings = Arc::new(EngineTimings::default());
+    if !engine.observe_timings(Arc::clone(&timings) as Arc<dyn TimingObserver>) {
+        tracing::warn!("engine timings are observed already: the duration histograms stay empty");
+    }
+    let metrics = Arc::new(NodeMetrics::new(state, &timings));
+    let addr = listener.local_addr()?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "metrics on http://{addr}{METRICS_PATH}")?;
+    out.flush()?;
+    drop(out);
+    tracing::info!(%addr, "metrics endpoint up");
+    let limits = crate::serve::ConnectionLimits {
+        header_timeout: api_limits.header_timeout,
+        max_connections: METRICS_MAX_CONNECTIONS,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(crate::serve::serve(
+        listener,
+        endpoint::router(metrics),
+        limits,
+        async move {
+            let _ = stopped.await;
+        },
+        SHUTDOWN_GRACE,
+    ));
+    Ok(MetricsServer { stop, task })
 }
 
 /// Prints the bound address on stdout (tests and scripts read it).

@@ -8,6 +8,8 @@ const RUN_FLAGS: &[&str] = &[
     "--data-dir",
     "--genesis",
     "--api-bind",
+    "--metrics-bind",
+    "--no-metrics",
     "--coordinator-interval",
     "--no-coordinator",
     "--coordinator-key",

@@ -30,10 +30,11 @@ use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::timing::TimingObserver;
 pub use error::LogError;
 pub use salvage::{salvage, SalvageReport};
 
@@ -331,6 +332,8 @@ struct Inner {
     done: Condvar,
     poisoned: AtomicBool,
     recovery: Recovery,
+    /// Told how long each commit fsync took (see [`Log::observe_timings`]).
+    timings: OnceLock<Arc<dyn TimingObserver>>,
     /// The directory's `LOCK` file, locked exclusively while the log is open (released by
     /// the OS when the process dies).
     _lock: fs::File,
@@ -639,6 +642,7 @@ impl Log {
             done: Condvar::new(),
             poisoned: AtomicBool::new(false),
             recovery,
+            timings: OnceLock::new(),
             _lock: lock,
         });
         let syncer_dir = inner.dir.clone();
@@ -789,7 +793,7 @@ impl Log {
         w.buf = buf;
         written.map_err(|e| LogError::io("write", &seg.path, e))?;
         if inner.config.durability == Durability::EveryAppend {
-            if let Err(e) = seg.file.sync_data() {
+            if let Err(e) = inner.commit(seg) {
                 inner.poison();
                 return Err(LogError::io("fsync", &seg.path, e));
             }
@@ -935,7 +939,7 @@ impl Log {
         let w = lock(&inner.writer);
         let seg = inner.segment(w.segment)?;
         let end = pos(w.segment, w.offset);
-        if let Err(e) = seg.file.sync_data() {
+        if let Err(e) = inner.commit(seg) {
             inner.poison();
             return Err(LogError::io("fsync", &seg.path, e));
         }
@@ -981,6 +985,13 @@ impl Log {
         self.inner.config
     }
 
+    /// Reports the duration of every commit fsync from now on to `observer` (a group commit,
+    /// the fsync of an every-append append, [`Log::sync`]); segment seals are not commits.
+    /// Only the first observer set is kept: returns false if one was set already.
+    pub fn observe_timings(&self, observer: Arc<dyn TimingObserver>) -> bool {
+        self.inner.timings.set(observer).is_ok()
+    }
+
     /// The largest block body an append accepts.
     pub fn max_record_len(&self) -> usize {
         max_body(lock(&self.inner.writer).size)
@@ -1002,6 +1013,16 @@ impl Drop for Log {
 }
 
 impl Inner {
+    /// fsyncs `seg` to make its appended records durable, and reports the time taken.
+    fn commit(&self, seg: &Segment) -> std::io::Result<()> {
+        let started = Instant::now();
+        let result = seg.file.sync_data();
+        if let Some(observer) = self.timings.get() {
+            observer.log_committed(started.elapsed());
+        }
+        result
+    }
+
     fn segment(&self, n: u32) -> Result<&Segment, LogError> {
         self.segments
             .get(n)
@@ -1073,7 +1094,7 @@ impl Inner {
             let target = lock(&self.sync).written;
             // Segments before the target's are sealed, and sealing fsyncs them.
             let segment = Location::from_u64(target).segment;
-            let result = self.segment(segment).map(|seg| (seg, seg.file.sync_data()));
+            let result = self.segment(segment).map(|seg| (seg, self.commit(seg)));
             match result {
                 Ok((_, Ok(()))) => {
                     let mut s = lock(&self.sync);

@@ -14,6 +14,7 @@ pub mod indexer;
 pub mod indexer_params;
 pub mod info;
 pub mod milestones;
+pub mod openapi;
 pub mod outputs;
 pub mod peers;
 pub mod transactions;

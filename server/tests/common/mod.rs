@@ -1,7 +1,8 @@
 //! Shared helpers for tests that run the real `ledger-node` binary.
 //!
-//! `TestNode::start()` spawns `ledger-node run` on `127.0.0.1:0` with a fresh temp data dir,
-//! waits for the `listening on http://ADDR` line and kills the process on drop. Requests go
+//! `TestNode::start()` spawns `ledger-node run` on `127.0.0.1:0` (the API and the metrics
+//! endpoint) with a fresh temp data dir, waits for the `listening on http://ADDR` line (after
+//! `metrics on http://ADDR/metrics`, unless metrics are off) and kills the process on drop. Requests go
 //! through [`TestNode::get`] / [`TestNode::post`] etc., which never turn an HTTP error status
 //! into a Rust error, so tests can assert on any status.
 
@@ -29,6 +30,8 @@ pub struct TestNode {
     child: Child,
     /// The bound API address.
     pub addr: SocketAddr,
+    /// The bound metrics address (`None` with `--no-metrics`).
+    pub metrics_addr: Option<SocketAddr>,
     /// Temp dir holding the data dir and the log; removed on drop.
     pub dir: tempfile::TempDir,
     agent: ureq::Agent,
@@ -123,10 +126,18 @@ pub fn run_fails(data_dir: &Path, args: &[&str]) -> String {
         "--data-dir",
         data_dir.to_str().expect("utf-8"),
     ];
+    if !sets_metrics_bind(args) {
+        all.push("--metrics-bind=127.0.0.1:0");
+    }
     all.extend_from_slice(args);
     let (status, _out, err) = run_cli(&all);
     assert!(!status.success(), "started with {args:?}: {err}");
     err
+}
+
+/// Whether `args` choose the metrics address themselves (a flag may be given once only).
+fn sets_metrics_bind(args: &[&str]) -> bool {
+    args.iter().any(|a| a.starts_with("--metrics-bind"))
 }
 
 /// Prints a token with `ledger-node tools jwt --data-dir DIR`.
@@ -166,26 +177,43 @@ impl TestNode {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
+        // A free port for metrics, unless the test picks one (the default 9311 would clash
+        // between nodes running at once).
+        if !sets_metrics_bind(args) {
+            command.args(["--metrics-bind", "127.0.0.1:0"]);
+        }
         for (key, value) in env {
             command.env(key, value);
         }
         let mut child = command.spawn().expect("spawn ledger-node");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
-        // Read stdout until the address line, then keep draining so the pipe never blocks.
+        // Read stdout until the API address line (the metrics line comes before it), then
+        // keep draining so the pipe never blocks.
         std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout).lines();
+            let mut metrics = None;
             for line in lines.by_ref() {
                 let Ok(line) = line else { break };
-                if let Some(addr) = line.trim().strip_prefix("listening on http://") {
-                    let _ = tx.send(addr.to_owned());
+                let line = line.trim();
+                if let Some(addr) = line
+                    .strip_prefix("metrics on http://")
+                    .and_then(|a| a.strip_suffix("/metrics"))
+                {
+                    metrics = Some(addr.to_owned());
+                }
+                if let Some(addr) = line.strip_prefix("listening on http://") {
+                    let _ = tx.send((addr.to_owned(), metrics));
                     break;
                 }
             }
             for _ in lines {}
         });
-        let addr = match rx.recv_timeout(STARTUP_TIMEOUT) {
-            Ok(addr) => addr.parse().expect("printed address parses"),
+        let (addr, metrics_addr) = match rx.recv_timeout(STARTUP_TIMEOUT) {
+            Ok((addr, metrics)) => (
+                addr.parse().expect("printed address parses"),
+                metrics.map(|m| m.parse().expect("printed metrics address parses")),
+            ),
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -201,6 +229,7 @@ impl TestNode {
         Self {
             child,
             addr,
+            metrics_addr,
             dir,
             agent,
         }

@@ -171,6 +171,8 @@ def start_node(data_dir: Path, log_path: Path, coordinator_interval: str = "0") 
             str(data_dir),
             "--api-bind",
             "127.0.0.1:0",
+            "--metrics-bind",
+            "127.0.0.1:0",
             "--coordinator-interval",
             coordinator_interval,
         ],
