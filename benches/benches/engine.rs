@@ -117,11 +117,12 @@ fn report(v: &[Took]) -> String {
     )
 }
 
-fn confirm_round(keys: &[SigningKey], cold: bool) -> (Took, Took) {
+fn confirm_round(keys: &[SigningKey], cold: bool, indexer: bool) -> (Took, Took) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = EngineConfig::dev(dir.path());
     cfg.genesis = genesis(keys);
     cfg.durability = Durability::Deferred { interval_ms: 100 };
+    cfg.indexer = indexer;
     let engine = Engine::open(cfg).unwrap();
     let m1 = engine.issue_milestone().unwrap();
     // Built before the clock starts: the figure is the engine's, not the signer's.
@@ -162,14 +163,19 @@ fn confirm_10k() {
         })
         .collect();
     const ROUNDS: usize = 5;
-    let (mut submit, mut cached, mut cold) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut submit, mut cached, mut cold, mut no_indexer) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        let (s, c) = confirm_round(&keys, false);
+        let (s, c) = confirm_round(&keys, false, true);
         submit.push(s);
         cached.push(c);
-        let (s, c) = confirm_round(&keys, true);
+        let (s, c) = confirm_round(&keys, true, true);
         submit.push(s);
         cold.push(c);
+        // The same cached confirmation without the indexer, interleaved so load drifts hit
+        // both alike.
+        let (_, c) = confirm_round(&keys, false, false);
+        no_indexer.push(c);
     }
     let rate = TXS as f64 / median(submit.iter().map(|t| t.wall).collect()).as_secs_f64();
     println!(
@@ -183,6 +189,13 @@ fn confirm_10k() {
     println!(
         "confirm_10k_tx_blocks: milestone confirmation, cold (every signature verified): {}",
         report(&cold)
+    );
+    let on = median(cached.iter().map(|t| t.wall).collect());
+    let off = median(no_indexer.iter().map(|t| t.wall).collect());
+    println!(
+        "confirm_10k_tx_blocks: milestone confirmation, verdicts cached, indexer off: {} (indexer on / off = {:.2})",
+        report(&no_indexer),
+        on.as_secs_f64() / off.as_secs_f64()
     );
 }
 

@@ -68,6 +68,23 @@ pub enum Scenario {
     GetOutput,
     /// GET `/api/explorer/v2/ledger/richest-addresses?top=100`.
     Richest,
+    /// GET `/api/indexer/v1/outputs?unlockableByAddress=…`, cycling over the
+    /// [`INDEXER_ADDRESSES`] addresses of [`indexer_address`] (the ones
+    /// `scripts/bench-indexer-genesis.py` fills with outputs).
+    IndexerAddress,
+}
+
+/// Addresses the `indexer-address` scenario asks for.
+pub const INDEXER_ADDRESSES: u64 = 100_000;
+
+/// Ed25519 address `i` of the indexer scenario: `pubKeyHash` = `i` as 8 bytes little-endian,
+/// then zeros (the same formula as `scripts/bench-indexer-genesis.py`), in bech32 with `rms`.
+pub fn indexer_address(i: u64) -> String {
+    let mut a = [0u8; 33];
+    a[1..9].copy_from_slice(&i.to_le_bytes());
+    ledger_codec::stardust::Address::decode(&a)
+        .and_then(|a| a.to_bech32("rms"))
+        .unwrap_or_default()
 }
 
 /// A checked run: where to, how much, what.
@@ -199,9 +216,22 @@ impl Shared {
     ) -> (Request<Full<Bytes>>, Option<[u8; 32]>) {
         let plan = &self.plan;
         let mut sent_id = None;
+        let indexer_path;
         let (method, path, media, body) = match plan.scenario {
             Scenario::GetOutput => (Method::GET, GENESIS_OUTPUT_PATH, None, Bytes::new()),
             Scenario::Richest => (Method::GET, RICHEST_PATH, None, Bytes::new()),
+            Scenario::IndexerAddress => {
+                // Spread over the addresses without two workers walking the same sequence.
+                let i = worker
+                    .wrapping_mul(7_919)
+                    .wrapping_add(seq.wrapping_mul(104_729))
+                    % INDEXER_ADDRESSES;
+                indexer_path = format!(
+                    "/api/indexer/v1/outputs?unlockableByAddress={}",
+                    indexer_address(i)
+                );
+                (Method::GET, indexer_path.as_str(), None, Bytes::new())
+            }
             Scenario::SubmitJson => (
                 Method::POST,
                 BLOCKS_PATH,

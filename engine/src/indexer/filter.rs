@@ -123,10 +123,10 @@ impl ResolvedFilter<'_> {
         match row.kind {
             OutputKind::Basic | OutputKind::Nft => [
                 row.address,
-                row.expiration.map(|(a, _)| a),
-                row.storage_deposit_return.map(|(a, _)| a),
+                row.expiration().map(|(a, _)| a),
+                row.storage_deposit_return().map(|(a, _)| a),
             ],
-            OutputKind::Alias => [row.address, row.governor, None],
+            OutputKind::Alias => [row.address, row.governor(), None],
             OutputKind::Foundry => [row.address, None, None],
         }
     }
@@ -150,29 +150,27 @@ impl ResolvedFilter<'_> {
             && eq(self.address, holder.then_some(row.address).flatten())
             && flag(
                 f.has_storage_deposit_return,
-                row.storage_deposit_return.is_some(),
+                row.storage_deposit_return().is_some(),
             )
             && eq(
                 self.storage_deposit_return_address,
-                row.storage_deposit_return.map(|(a, _)| a),
+                row.storage_deposit_return().map(|(a, _)| a),
             )
-            && flag(f.has_expiration, row.expiration.is_some())
-            && before(f.expires_before, row.expiration.map(|(_, t)| t))
-            && after(f.expires_after, row.expiration.map(|(_, t)| t))
+            && flag(f.has_expiration, row.expiration().is_some())
+            && before(f.expires_before, row.expiration().map(|(_, t)| t))
+            && after(f.expires_after, row.expiration().map(|(_, t)| t))
             && eq(
                 self.expiration_return_address,
-                row.expiration.map(|(a, _)| a),
+                row.expiration().map(|(a, _)| a),
             )
-            && flag(f.has_timelock, row.timelock.is_some())
-            && before(f.timelocked_before, row.timelock)
-            && after(f.timelocked_after, row.timelock)
-            && eq(self.sender, row.sender)
-            && f.tag
-                .as_deref()
-                .is_none_or(|t| row.tag.as_deref() == Some(t))
-            && eq(self.issuer, row.issuer)
+            && flag(f.has_timelock, row.timelock().is_some())
+            && before(f.timelocked_before, row.timelock())
+            && after(f.timelocked_after, row.timelock())
+            && eq(self.sender, row.sender())
+            && f.tag.as_deref().is_none_or(|t| row.tag() == Some(t))
+            && eq(self.issuer, row.issuer())
             && eq(self.state_controller, controller)
-            && eq(self.governor, row.governor)
+            && eq(self.governor, row.governor())
             && eq(self.alias_address, foundry_alias)
             && before(f.created_before, Some(row.created_at))
             && after(f.created_after, Some(row.created_at))

@@ -88,7 +88,7 @@ impl Indexer {
         for a in ResolvedFilter::unlockers(&row).into_iter().flatten() {
             self.by_address.entry(a).or_default().insert(key);
         }
-        if let Some(c) = row.chain_id {
+        if let Some(c) = row.chain_id() {
             self.chains.insert(c, e.output_id);
         }
         self.rows.insert(e.output_id, row);
@@ -110,7 +110,7 @@ impl Indexer {
                 }
             }
         }
-        if let Some(c) = row.chain_id {
+        if let Some(c) = row.chain_id() {
             if self.chains.get(&c) == Some(&key.1) {
                 self.chains.remove(&c);
             }

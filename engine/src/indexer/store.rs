@@ -1,4 +1,8 @@
 //! The indexer's rows: one compact record per unspent output, addresses as dense ids.
+//!
+//! Most outputs are plain basic outputs (an address and an amount), so a row holds only what
+//! every output has; conditions, features and chain ids, when present, sit in a boxed
+//! [`Extra`]. A plain output costs 24 bytes of row.
 
 use super::entry::{ChainId, IndexEntry, OutputKind};
 use crate::utxo::AddressDict;
@@ -14,14 +18,20 @@ pub struct Row {
     pub(super) kind: OutputKind,
     pub(super) native_tokens: u8,
     pub(super) address: Option<u32>,
-    pub(super) governor: Option<u32>,
-    pub(super) storage_deposit_return: Option<(u32, u64)>,
-    pub(super) expiration: Option<(u32, u32)>,
-    pub(super) timelock: Option<u32>,
-    pub(super) sender: Option<u32>,
-    pub(super) issuer: Option<u32>,
-    pub(super) tag: Option<Box<[u8]>>,
-    pub(super) chain_id: Option<ChainId>,
+    extra: Option<Box<Extra>>,
+}
+
+/// The fields most outputs do not have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Extra {
+    governor: Option<u32>,
+    storage_deposit_return: Option<(u32, u64)>,
+    expiration: Option<(u32, u32)>,
+    timelock: Option<u32>,
+    sender: Option<u32>,
+    issuer: Option<u32>,
+    tag: Option<Box<[u8]>>,
+    chain_id: Option<ChainId>,
 }
 
 impl Row {
@@ -32,11 +42,7 @@ impl Row {
             OutputKind::Alias => e.state_controller,
             OutputKind::Foundry => e.alias_address,
         };
-        Self {
-            created_at,
-            kind: e.kind,
-            native_tokens: e.native_tokens,
-            address: main.map(|a| dict.intern(&a)),
+        let extra = Extra {
             governor: e.governor.map(|a| dict.intern(&a)),
             storage_deposit_return: e
                 .storage_deposit_return
@@ -47,6 +53,71 @@ impl Row {
             issuer: e.issuer.map(|a| dict.intern(&a)),
             tag: e.tag.clone(),
             chain_id: e.chain_id,
+        };
+        Self {
+            created_at,
+            kind: e.kind,
+            native_tokens: e.native_tokens,
+            address: main.map(|a| dict.intern(&a)),
+            extra: (extra != Extra::default()).then(|| Box::new(extra)),
         }
+    }
+
+    fn extra<T>(&self, f: impl FnOnce(&Extra) -> Option<T>) -> Option<T> {
+        self.extra.as_deref().and_then(f)
+    }
+
+    /// Alias governor.
+    pub(super) fn governor(&self) -> Option<u32> {
+        self.extra(|e| e.governor)
+    }
+
+    /// Storage deposit return address and amount.
+    pub(super) fn storage_deposit_return(&self) -> Option<(u32, u64)> {
+        self.extra(|e| e.storage_deposit_return)
+    }
+
+    /// Expiration return address and time.
+    pub(super) fn expiration(&self) -> Option<(u32, u32)> {
+        self.extra(|e| e.expiration)
+    }
+
+    /// Timelock time.
+    pub(super) fn timelock(&self) -> Option<u32> {
+        self.extra(|e| e.timelock)
+    }
+
+    /// Sender feature.
+    pub(super) fn sender(&self) -> Option<u32> {
+        self.extra(|e| e.sender)
+    }
+
+    /// Immutable issuer feature.
+    pub(super) fn issuer(&self) -> Option<u32> {
+        self.extra(|e| e.issuer)
+    }
+
+    /// Tag feature.
+    pub(super) fn tag(&self) -> Option<&[u8]> {
+        self.extra.as_deref().and_then(|e| e.tag.as_deref())
+    }
+
+    /// Chain id (alias, foundry, NFT).
+    pub(super) fn chain_id(&self) -> Option<ChainId> {
+        self.extra(|e| e.chain_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_row_is_small() {
+        assert!(
+            std::mem::size_of::<Row>() <= 24,
+            "{}",
+            std::mem::size_of::<Row>()
+        );
     }
 }
