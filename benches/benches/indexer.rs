@@ -118,6 +118,25 @@ fn main() {
     );
     latency("index one milestone of 1000 outputs", apply);
 
+    // A busy milestone: 10 000 transactions, each spending one output and creating one.
+    let mut churn = Vec::new();
+    for round in 0..20u64 {
+        let spent: Vec<[u8; 34]> = (round * 10_000..(round + 1) * 10_000)
+            .map(|i| entry(i).output_id)
+            .collect();
+        let created: Vec<IndexEntry> = (OUTPUTS + round * 10_000..OUTPUTS + (round + 1) * 10_000)
+            .map(entry)
+            .collect();
+        let index = u32::try_from(OUTPUTS / PER_MILESTONE + round + 1).unwrap();
+        let t = Instant::now();
+        ix.apply(index, index, &created, &spent);
+        churn.push(t.elapsed());
+    }
+    latency(
+        "index a milestone of 10 000 spends and 10 000 new outputs",
+        churn,
+    );
+
     let query = |filter: Filter, cursor| Query {
         kinds: OutputKind::ALL.to_vec(),
         filter,

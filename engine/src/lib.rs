@@ -17,6 +17,7 @@ pub mod log;
 pub mod node;
 pub mod richlist;
 pub mod semantic;
+pub mod sharded;
 pub mod tangle;
 pub mod timing;
 pub mod utxo;

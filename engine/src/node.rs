@@ -810,17 +810,28 @@ impl Engine {
             );
             return Ok(false);
         }
-        st.ledger
+        let state = &mut *st;
+        state
+            .ledger
             .apply(m.index, m.timestamp, &conf.created, &conf.consumed)
             .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
-        st.richlist
-            .apply_milestone(m.index, conf.balance_changes.iter().copied())
-            .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
-        let consumed: Vec<_> = conf.consumed.iter().map(|(id, _)| *id).collect();
-        if let Some(indexer) = &mut st.indexer {
-            indexer.apply(m.index, m.timestamp, &conf.indexed, &consumed);
-        }
-        st.tangle.confirm(m.index, &conf.referenced);
+        // The indexer touches nothing else: it runs beside the rich list and the tangle.
+        let (richlist, ()) = rayon::join(
+            || {
+                let r = state
+                    .richlist
+                    .apply_milestone(m.index, conf.balance_changes.iter().copied());
+                state.tangle.confirm(m.index, &conf.referenced);
+                r
+            },
+            || {
+                if let Some(indexer) = &mut state.indexer {
+                    let consumed: Vec<_> = conf.consumed.iter().map(|(id, _)| *id).collect();
+                    indexer.apply(m.index, m.timestamp, &conf.indexed, &consumed);
+                }
+            },
+        );
+        richlist.map_err(|e| EngineError::Inconsistent(e.to_string()))?;
         st.referenced = st
             .referenced
             .saturating_add(u64::try_from(conf.referenced.len()).unwrap_or(u64::MAX));

@@ -4,6 +4,8 @@
 // hashbrown with its default foldhash (randomly seeded): block ids are hashed on every lookup.
 use hashbrown::{HashMap, HashSet};
 
+use crate::sharded::ShardedMap;
+
 /// A v2 block id.
 pub type BlockId = [u8; 32];
 
@@ -176,7 +178,7 @@ pub enum AttachError {
 /// refresh is deferred to one topological pass at the end.
 #[derive(Debug, Default)]
 pub struct Tangle {
-    blocks: HashMap<BlockId, BlockMeta>,
+    blocks: ShardedMap<BlockMeta>,
     entry_points: HashMap<BlockId, u32>,
     // Children waiting for a missing or unsolid parent.
     waiting: HashMap<BlockId, Vec<BlockId>>,

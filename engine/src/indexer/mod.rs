@@ -11,6 +11,7 @@
 
 pub mod entry;
 pub mod filter;
+mod ordered;
 mod store;
 
 use std::collections::BTreeSet;
@@ -21,6 +22,7 @@ use hashbrown::HashMap as FastMap;
 pub use entry::{ChainId, IndexEntry, OutputKind};
 use filter::ResolvedFilter;
 pub use filter::{Cursor, Filter, Page, Query};
+use ordered::TimeOrdered;
 use store::Row;
 
 use crate::utxo::{AddressDict, OutputId};
@@ -30,7 +32,7 @@ use crate::utxo::{AddressDict, OutputId};
 pub struct Indexer {
     dict: AddressDict,
     rows: FastMap<OutputId, Row>,
-    by_kind: [BTreeSet<Cursor>; 4],
+    by_kind: [TimeOrdered; 4],
     by_address: FastMap<u32, BTreeSet<Cursor>>,
     chains: FastMap<ChainId, OutputId>,
     ledger_index: u32,
@@ -81,17 +83,25 @@ impl Indexer {
     fn insert(&mut self, e: &IndexEntry, created_at: u32) {
         let row = Row::new(e, created_at, &mut self.dict);
         let key = (created_at, e.output_id);
-        if let Some(old) = self.rows.remove(&e.output_id) {
+        self.link(&row, key);
+        if let Some(old) = self.rows.insert(e.output_id, row) {
+            // Booked twice (never by a valid ledger): the old links go, the new ones stay.
             self.unlink(&old, (old.created_at, e.output_id));
+            if let Some(new) = self.rows.remove(&e.output_id) {
+                self.link(&new, key);
+                self.rows.insert(e.output_id, new);
+            }
         }
+    }
+
+    fn link(&mut self, row: &Row, key: Cursor) {
         self.by_kind[row.kind.slot()].insert(key);
-        for a in ResolvedFilter::unlockers(&row).into_iter().flatten() {
+        for a in ResolvedFilter::unlockers(row).into_iter().flatten() {
             self.by_address.entry(a).or_default().insert(key);
         }
         if let Some(c) = row.chain_id() {
-            self.chains.insert(c, e.output_id);
+            self.chains.insert(c, key.1);
         }
-        self.rows.insert(e.output_id, row);
     }
 
     fn remove(&mut self, id: &OutputId) {
@@ -177,9 +187,9 @@ impl Indexer {
                 }
                 None => {
                     for kind in OutputKind::ALL.iter().filter(|k| q.kinds.contains(k)) {
-                        let set = &self.by_kind[kind.slot()];
-                        let hits = set.range((from, Bound::Unbounded)).filter(wanted);
-                        items.extend(hits.take(page.saturating_add(1)).copied());
+                        let keys = self.by_kind[kind.slot()].range_from(q.cursor);
+                        let hits = keys.filter(|k| wanted(&k));
+                        items.extend(hits.take(page.saturating_add(1)));
                     }
                     items.sort_unstable();
                     items.truncate(page.saturating_add(1));
