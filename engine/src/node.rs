@@ -23,7 +23,7 @@ use ledger_codec::Codec;
 
 use crate::error::{EngineError, SubmitError};
 use crate::genesis::Genesis;
-use crate::indexer::{ChainId, IndexEntry, Indexer, Page, Query};
+use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
 use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
@@ -134,8 +134,6 @@ struct State {
     tangle: Tangle,
     ledger: Ledger,
     richlist: RichList,
-    // None when the indexer is turned off.
-    indexer: Option<Indexer>,
     milestones: BTreeMap<u32, MilestoneInfo>,
     milestone_ids: HashMap<[u8; 32], u32>,
     // Milestone blocks seen but not yet confirmed, by index.
@@ -164,6 +162,7 @@ pub struct Engine {
     // The last append failed for lack of space (logged once per change).
     storage_full: AtomicBool,
     // Told how long each milestone confirmation took (see `observe_timings`).
+    indexer: Option<IndexerService>,
     timings: OnceLock<Arc<dyn TimingObserver>>,
 }
 
@@ -322,7 +321,15 @@ impl Engine {
             &genesis_entries,
             &[],
         );
-        let indexer = config.indexer.then_some(indexer);
+        let indexer = match config.indexer {
+            true => Some(
+                IndexerService::start(indexer).map_err(|source| EngineError::Io {
+                    context: "starting the indexer thread".into(),
+                    source,
+                })?,
+            ),
+            false => None,
+        };
         let key_file = config
             .coordinator_key_file
             .clone()
@@ -345,7 +352,6 @@ impl Engine {
                 tangle,
                 ledger,
                 richlist,
-                indexer,
                 milestones: BTreeMap::new(),
                 milestone_ids: HashMap::new(),
                 pending: BTreeMap::new(),
@@ -356,6 +362,7 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             storage_full: AtomicBool::new(false),
             timings: OnceLock::new(),
+            indexer,
         };
         engine.replay()?;
         engine.check_watermarks()?;
@@ -773,7 +780,7 @@ impl Engine {
                 "pending milestone block without milestone".into(),
             ));
         };
-        let conf = match precomputed {
+        let mut conf = match precomputed {
             Some(c) => c,
             None => {
                 let st = self.read();
@@ -787,7 +794,7 @@ impl Engine {
                     &m.parents,
                     m.timestamp,
                     self.params(),
-                    st.indexer.is_some(),
+                    self.indexer.is_some(),
                 )?
             }
         };
@@ -810,28 +817,13 @@ impl Engine {
             );
             return Ok(false);
         }
-        let state = &mut *st;
-        state
-            .ledger
+        st.ledger
             .apply(m.index, m.timestamp, &conf.created, &conf.consumed)
             .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
-        // The indexer touches nothing else: it runs beside the rich list and the tangle.
-        let (richlist, ()) = rayon::join(
-            || {
-                let r = state
-                    .richlist
-                    .apply_milestone(m.index, conf.balance_changes.iter().copied());
-                state.tangle.confirm(m.index, &conf.referenced);
-                r
-            },
-            || {
-                if let Some(indexer) = &mut state.indexer {
-                    let consumed: Vec<_> = conf.consumed.iter().map(|(id, _)| *id).collect();
-                    indexer.apply(m.index, m.timestamp, &conf.indexed, &consumed);
-                }
-            },
-        );
-        richlist.map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        st.richlist
+            .apply_milestone(m.index, conf.balance_changes.iter().copied())
+            .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        st.tangle.confirm(m.index, &conf.referenced);
         st.referenced = st
             .referenced
             .saturating_add(u64::try_from(conf.referenced.len()).unwrap_or(u64::MAX));
@@ -845,6 +837,17 @@ impl Engine {
         st.milestones.insert(m.index, info);
         let (healthy, semi_lazy, lazy) = st.tangle.tip_pool_sizes();
         drop(st);
+        // Milestones are confirmed one at a time (`confirming`), so they reach the indexer in
+        // order.
+        if let Some(indexer) = &self.indexer {
+            let consumed = conf.consumed.iter().map(|(id, _)| *id).collect();
+            indexer.apply(
+                m.index,
+                m.timestamp,
+                std::mem::take(&mut conf.indexed),
+                consumed,
+            );
+        }
         if replay == Replay::No {
             if let Err(e) = self.confirmed_mark.write(m.index) {
                 tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
@@ -945,7 +948,7 @@ impl Engine {
                 &parents,
                 timestamp,
                 self.params(),
-                st.indexer.is_some(),
+                self.indexer.is_some(),
             )?
         };
         let mut milestone = Milestone {
@@ -1164,21 +1167,23 @@ impl Engine {
 
     /// True when the engine keeps the TIP-26 output indexes ([`EngineConfig::indexer`]).
     pub fn has_indexer(&self) -> bool {
-        self.read().indexer.is_some()
+        self.indexer.is_some()
     }
 
-    /// One page of the TIP-26 indexer's answer to `q`, at the current ledger index; `None`
-    /// when the indexer is off.
+    /// One page of the TIP-26 indexer's answer to `q`, at (at least) the ledger index
+    /// confirmed when it was asked; `None` when the indexer is off.
     pub fn indexed_outputs(&self, q: &Query) -> Option<Page> {
-        self.read().indexer.as_ref().map(|ix| ix.query(q))
+        let indexer = self.indexer.as_ref()?;
+        let at = self.ledger_index();
+        Some(indexer.query(at, q))
     }
 
     /// The unspent output of chain `id` (alias, foundry or NFT) and the ledger index the
     /// answer is valid for; `None` when the indexer is off.
     pub fn chain_output(&self, id: &ChainId) -> Option<(u32, Option<OutputId>)> {
-        let st = self.read();
-        let ix = st.indexer.as_ref()?;
-        Some((ix.ledger_index(), ix.chain_output(id)))
+        let indexer = self.indexer.as_ref()?;
+        let at = self.ledger_index();
+        Some(indexer.chain_output(at, id))
     }
 
     /// The outputs milestone `index` created and consumed, in booking order; `None` for a

@@ -268,10 +268,15 @@ pub struct RunArgs {
     )]
     pub protected_routes: Option<Vec<String>>,
 
-    /// Seconds a client has to send a request's header; a connection idle between requests
-    /// for this long is closed too [default: 10].
+    /// Seconds a client has to send a request's header, from the connection's accept or from
+    /// the header's first byte; slower connections are closed [default: 10].
     #[arg(long, env = "LEDGER_NODE_HTTP_HEADER_TIMEOUT", value_name = "SECS")]
     pub http_header_timeout: Option<f64>,
+
+    /// Seconds a keep-alive connection may stay idle between two requests before it is
+    /// closed [default: 60].
+    #[arg(long, env = "LEDGER_NODE_HTTP_IDLE_TIMEOUT", value_name = "SECS")]
+    pub http_idle_timeout: Option<f64>,
 
     /// Seconds a client has to send a whole request body; slower bodies get 408
     /// [default: 30].
@@ -349,6 +354,7 @@ impl RunArgs {
             protected_routes: self.protected_routes.or(lower.protected_routes),
             log_format: self.log_format.or(lower.log_format),
             http_header_timeout: self.http_header_timeout.or(lower.http_header_timeout),
+            http_idle_timeout: self.http_idle_timeout.or(lower.http_idle_timeout),
             http_body_timeout: self.http_body_timeout.or(lower.http_body_timeout),
             http_max_connections: self.http_max_connections.or(lower.http_max_connections),
             http_max_buffered_body: self.http_max_buffered_body.or(lower.http_max_buffered_body),

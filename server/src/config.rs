@@ -27,8 +27,10 @@ pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
 /// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
 pub const MIN_COORDINATOR_INTERVAL: f64 = 0.05;
 
-/// Default time for a request header, and the idle time after which a connection closes.
+/// Default time for a request header.
 pub const DEFAULT_HEADER_TIMEOUT: f64 = 10.0;
+/// Default `--http-idle-timeout` in seconds.
+pub const DEFAULT_IDLE_TIMEOUT: f64 = 60.0;
 /// Default time for a whole request body.
 pub const DEFAULT_BODY_TIMEOUT: f64 = 30.0;
 /// Default cap on request-body bytes buffered at once over all connections.
@@ -101,6 +103,8 @@ pub struct NodeConfig {
     pub log_format: crate::cli::LogFormat,
     /// Time for a request header (and the longest idle time between requests).
     pub http_header_timeout: Duration,
+    /// Longest idle time of a keep-alive connection between requests.
+    pub http_idle_timeout: Duration,
     /// Time for a whole request body.
     pub http_body_timeout: Duration,
     /// Most connections at once.
@@ -239,6 +243,11 @@ impl NodeConfig {
                 "http-header-timeout",
                 args.http_header_timeout,
                 DEFAULT_HEADER_TIMEOUT,
+            )?,
+            http_idle_timeout: seconds(
+                "http-idle-timeout",
+                args.http_idle_timeout,
+                DEFAULT_IDLE_TIMEOUT,
             )?,
             http_body_timeout: seconds(
                 "http-body-timeout",

@@ -9,6 +9,7 @@ pub mod app;
 pub mod bench_api;
 pub mod cli;
 pub mod config;
+pub mod conn_clock;
 pub mod error;
 pub mod jwt;
 pub mod media;

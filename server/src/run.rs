@@ -251,6 +251,7 @@ async fn run_with_state(
     state.rejects.spawn_logger();
     let limits = crate::serve::ConnectionLimits {
         header_timeout: config.http_header_timeout,
+        idle_timeout: config.http_idle_timeout,
         max_connections: config.http_max_connections,
     };
     // The metrics line comes before the API's: readers of stdout stop at the API line.
@@ -317,6 +318,7 @@ fn spawn_metrics(
     tracing::info!(%addr, "metrics endpoint up");
     let limits = crate::serve::ConnectionLimits {
         header_timeout: api_limits.header_timeout,
+        idle_timeout: api_limits.idle_timeout,
         max_connections: METRICS_MAX_CONNECTIONS,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

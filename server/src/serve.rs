@@ -1,8 +1,13 @@
-//! The HTTP/1.1 accept loop with the limits a public node needs: a header read timeout (which
-//! also closes connections idle between requests), a cap on open connections below the
-//! open-file limit, and graceful shutdown.
+//! The HTTP/1.1 accept loop with the limits a public node needs: a header read timeout, an
+//! idle timeout between keep-alive requests (both kept by [`crate::conn_clock`]), a cap on
+//! open connections below the open-file limit, and graceful shutdown.
 
-use std::{future::Future, io, sync::Arc, time::Duration};
+use std::{
+    future::Future,
+    io,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use axum::Router;
 use hyper_util::{
@@ -12,18 +17,24 @@ use hyper_util::{
 };
 use tokio::{net::TcpListener, sync::Semaphore};
 
+use crate::conn_clock::{ConnClock, TimedService, TimedStream};
+
 /// Share of the open-file limit that connections may use by default; the rest stays for the
 /// log segments, the store and the process itself.
 pub const DEFAULT_CONNECTION_SHARE: f64 = 0.8;
 /// Pause after a failed accept (e.g. no file descriptor left), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// While a request is served, how often its connection's task looks at the clock again.
+const RECHECK: Duration = Duration::from_secs(1);
 
 /// Connection limits of the API listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {
-    /// Time a client has to send a request's header, counted from when the connection is
-    /// ready for it (so also the longest idle time between two requests).
+    /// Time a client has to send a request's header, from the accept (first request) or
+    /// from the header's first byte (later requests).
     pub header_timeout: Duration,
+    /// Longest time a keep-alive connection may sit between two requests.
+    pub idle_timeout: Duration,
     /// Most connections open at once; further clients wait in the kernel's backlog.
     pub max_connections: usize,
 }
@@ -50,9 +61,7 @@ pub async fn serve(
     grace: Duration,
 ) -> io::Result<()> {
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
-        .keep_alive(true);
+    http.timer(TokioTimer::new()).keep_alive(true);
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let mut at_cap = false;
@@ -101,11 +110,27 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let clock = ConnClock::new();
+        let io = TokioIo::new(TimedStream::new(stream, Arc::clone(&clock)));
+        let service = TimedService::new(TowerToHyperService::new(app.clone()), Arc::clone(&clock));
+        let connection = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
-            // A connection ends with an error for timeouts and resets: nothing to report.
-            let _ = connection.await;
+            tokio::pin!(connection);
+            loop {
+                let due =
+                    |clock: &ConnClock| clock.deadline(limits.header_timeout, limits.idle_timeout);
+                let wake = due(&clock).unwrap_or_else(|| Instant::now() + RECHECK);
+                tokio::select! {
+                    // A connection ends with an error for resets: nothing to report.
+                    _ = &mut connection => break,
+                    () = tokio::time::sleep_until(wake.into()) => {
+                        // Past its deadline: dropping the connection closes the socket.
+                        if due(&clock).is_some_and(|d| d <= Instant::now()) {
+                            break;
+                        }
+                    }
+                }
+            }
             drop(permit);
         });
     }

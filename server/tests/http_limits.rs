@@ -1,5 +1,6 @@
-//! Slow and hostile clients cannot hold the node: on the real binary, a half-sent header and an
-//! idle keep-alive connection are closed after the header timeout, a body that does not arrive
+//! Slow and hostile clients cannot hold the node: on the real binary, a half-sent header (or
+//! none) is closed after the header timeout and an idle keep-alive connection after the idle
+//! timeout (not before), a body that does not arrive
 //! in time gets 408, and hundreds of connections each holding an almost complete 1 MiB body
 //! get 503 with `Retry-After` beyond the buffered-body budget while RSS stays bounded and
 //! normal requests are still served.
@@ -37,23 +38,46 @@ fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>, bool)
 
 #[test]
 fn a_half_sent_header_and_an_idle_connection_are_closed() {
-    let node = TestNode::start_with(&["--http-header-timeout", "1"], &[]);
+    let node = TestNode::start_with(
+        &["--http-header-timeout", "1", "--http-idle-timeout", "3"],
+        &[],
+    );
     let mut half = TcpStream::connect(node.addr).expect("connect");
     half.write_all(b"GET /api/core/v2/info HTTP/1.1\r\nHost: x\r\n")
         .expect("write");
     let (_, closed) = read_until_closed(&mut half, Duration::from_secs(10));
     assert!(closed, "a half-sent header kept its connection");
 
-    let mut idle = TcpStream::connect(node.addr).expect("connect");
-    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        .expect("write");
-    let (answer, closed) = read_until_closed(&mut idle, Duration::from_secs(10));
+    let mut silent = TcpStream::connect(node.addr).expect("connect");
+    let (_, closed) = read_until_closed(&mut silent, Duration::from_secs(10));
+    assert!(closed, "a connection that never sent a header stayed open");
+
+    // Idle between requests longer than the header timeout but within the idle timeout:
+    // the connection serves the next request.
+    let mut kept = TcpStream::connect(node.addr).expect("connect");
+    let request = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+    kept.write_all(request).expect("write");
+    let (answer, closed) = read_until_closed(&mut kept, Duration::from_millis(1_800));
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200") && !closed,
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    kept.write_all(request)
+        .expect("second request after 1.8 s idle");
+    let started = Instant::now();
+    let (answer, closed) = read_until_closed(&mut kept, Duration::from_secs(15));
     assert!(
         answer.starts_with(b"HTTP/1.1 200"),
         "{}",
         String::from_utf8_lossy(&answer)
     );
     assert!(closed, "an idle keep-alive connection stayed open");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "closed after {:?}, before the idle timeout",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -122,6 +146,19 @@ fn held_bodies_beyond_the_budget_get_503_and_memory_stays_bounded() {
     );
     eprintln!("RSS: {before} KiB before, {during} KiB with {CONNECTIONS} held 1 MiB bodies ({refused} refused)");
     drop(held);
+    // The memory of the burst goes back to the system once the clients are gone.
+    let burst = during.saturating_sub(before);
+    let wait_until = Instant::now() + Duration::from_secs(20);
+    let mut after = node.rss_kib();
+    while after > before + burst / 2 && Instant::now() < wait_until {
+        std::thread::sleep(Duration::from_millis(250));
+        after = node.rss_kib();
+    }
+    eprintln!("RSS: {after} KiB after the clients left");
+    assert!(
+        after <= before + burst / 2,
+        "RSS {before} KiB -> {during} KiB -> {after} KiB: the burst's memory stayed"
+    );
     // A submit goes through once they are gone.
     let body = serde_json::json!({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x01", "data": "0x"}});
     node.post_json("/api/core/v2/blocks", &body).created_id();

@@ -12,6 +12,7 @@
 pub mod entry;
 pub mod filter;
 mod ordered;
+mod service;
 mod store;
 
 use std::collections::BTreeSet;
@@ -23,6 +24,7 @@ pub use entry::{ChainId, IndexEntry, OutputKind};
 use filter::ResolvedFilter;
 pub use filter::{Cursor, Filter, Page, Query};
 use ordered::TimeOrdered;
+pub use service::IndexerService;
 use store::Row;
 
 use crate::utxo::{AddressDict, OutputId};
