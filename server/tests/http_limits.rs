@@ -163,3 +163,36 @@ fn held_bodies_beyond_the_budget_get_503_and_memory_stays_bounded() {
     let body = serde_json::json!({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x01", "data": "0x"}});
     node.post_json("/api/core/v2/blocks", &body).created_id();
 }
+
+/// What hyper answers itself, before there is a request to route: the status only, then the
+/// connection closes (the README lists these as the exceptions to the JSON error envelope).
+#[test]
+fn requests_the_parser_cannot_read_get_a_status_and_a_close() {
+    let node = TestNode::start();
+    let many_headers: String = (0..120).map(|i| format!("X-{i}: y\r\n")).collect();
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"BLAH\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (
+            b"POST /api/core/v2/blocks HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n".to_vec(),
+            "HTTP/1.1 400",
+        ),
+        (
+            format!("GET /health HTTP/1.1\r\nHost: x\r\n{many_headers}\r\n").into_bytes(),
+            "HTTP/1.1 431",
+        ),
+        (
+            format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000)).into_bytes(),
+            "HTTP/1.1 414",
+        ),
+    ];
+    for (request, status) in cases {
+        let mut s = TcpStream::connect(node.addr).expect("connect");
+        s.write_all(&request).expect("write");
+        let (answer, closed) = read_until_closed(&mut s, Duration::from_secs(10));
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with(status), "{status}: {text}");
+        assert!(closed, "{status}: connection left open");
+    }
+    // The node is unharmed.
+    assert_eq!(node.get("/api/core/v2/info").status, 200);
+}
