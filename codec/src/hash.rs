@@ -22,6 +22,15 @@ pub fn blake2b256_parts(parts: &[&[u8]]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// Network id: the first 8 bytes of BLAKE2b-256(network name) as a little-endian u64 (v2 and
+/// v3 alike).
+pub fn network_id(name: &str) -> u64 {
+    let h = blake2b256(name.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h[..8]);
+    u64::from_le_bytes(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod hash;
 pub mod keys;
+pub mod merkle;
 pub mod nova;
 pub mod pow;
 pub mod stardust;

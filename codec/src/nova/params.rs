@@ -324,13 +324,7 @@ impl<'a> Codec<'a> for ProtocolParameters {
     }
 }
 
-/// Network id: the first 8 bytes (little endian) of BLAKE2b-256(network name).
-pub fn network_id(network_name: &str) -> u64 {
-    let h = blake2b256(network_name.as_bytes());
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&h[..8]);
-    u64::from_le_bytes(b)
-}
+pub use crate::hash::network_id;
 
 impl ProtocolParameters {
     /// Parses the TIP-49 JSON object and checks it.

@@ -9,7 +9,7 @@ use zerocopy::little_endian::{U16, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::{Context, Error, ErrorKind, Result};
-use crate::hash::{blake2b256, blake2b256_parts, Blake2b256};
+use crate::hash::{blake2b256, blake2b256_parts};
 use crate::nova::address::{read_capabilities, write_capabilities};
 use crate::nova::block::Payload;
 use crate::nova::json::{self, tagged_enum, u64_str};
@@ -748,7 +748,7 @@ impl<'a> Transaction<'a> {
                 blake2b256(&buf)
             })
             .collect();
-        merkle_root_of_leaf_hashes(&leaves)
+        crate::merkle::root_of_leaf_hashes(&leaves)
     }
 
     /// Transaction id: `H(transactionCommitment || outputCommitment) || creationSlot`.
@@ -944,38 +944,7 @@ pub fn with_slot(h: [u8; 32], slot: u32) -> [u8; 36] {
 
 /// Merkle root (TIP-45 / iota.go merklehasher) over raw leaves.
 pub fn merkle_root(leaves: &[&[u8]]) -> [u8; 32] {
-    let hashes: Vec<[u8; 32]> = leaves
-        .iter()
-        .map(|l| blake2b256_parts(&[&[0u8], l]))
-        .collect();
-    merkle_root_of_leaf_hashes(&hashes)
-}
-
-/// Merkle root given the leaf hashes `H(0x00 || leaf)`.
-fn merkle_root_of_leaf_hashes(h: &[[u8; 32]]) -> [u8; 32] {
-    match h.len() {
-        0 => blake2b256(&[]),
-        1 => h[0],
-        n => {
-            let k = largest_power_of_two_below(n);
-            let (l, r) = h.split_at(k);
-            let mut hasher = <Blake2b256 as blake2::Digest>::new();
-            blake2::Digest::update(&mut hasher, [1u8]);
-            blake2::Digest::update(&mut hasher, merkle_root_of_leaf_hashes(l));
-            blake2::Digest::update(&mut hasher, merkle_root_of_leaf_hashes(r));
-            blake2::Digest::finalize(hasher).into()
-        }
-    }
-}
-
-fn largest_power_of_two_below(n: usize) -> usize {
-    // n >= 2
-    let p = n.next_power_of_two();
-    if p == n {
-        n / 2
-    } else {
-        p / 2
-    }
+    crate::merkle::root(leaves)
 }
 
 /// Account/NFT/anchor/delegation id of a chain output created at `output_id`.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::output::Output;
 use crate::error::{Error, Result};
-use crate::hash::{blake2b256, blake2b256_parts, Blake2b256};
+use crate::hash::{blake2b256, Blake2b256};
 use crate::types::{parse_hex_array, to_hex};
 use crate::wire::{Codec, Reader};
 
@@ -86,13 +86,7 @@ impl<'de> Deserialize<'de> for OutputId {
     }
 }
 
-/// Network id: first 8 bytes of BLAKE2b-256(network name) as u64 LE.
-pub fn network_id(name: &str) -> u64 {
-    let h = blake2b256(name.as_bytes());
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&h[..8]);
-    u64::from_le_bytes(b)
-}
+pub use crate::hash::network_id;
 
 /// Alias id of the alias created by output `output_id`: BLAKE2b-256(output id).
 pub fn alias_id(output_id: &OutputId) -> [u8; 32] {
@@ -132,19 +126,5 @@ pub fn inputs_commitment<'o, 'a: 'o>(
 
 /// TIP-4 Merkle tree hash of `leaves` (block ids in white-flag order).
 pub fn merkle_root(leaves: &[[u8; 32]]) -> [u8; 32] {
-    match leaves {
-        [] => blake2b256(&[]),
-        [one] => blake2b256_parts(&[&[0u8], one]),
-        _ => {
-            // k = largest power of two strictly less than n
-            let n = leaves.len();
-            let k = if n.is_power_of_two() {
-                n / 2
-            } else {
-                n.next_power_of_two() / 2
-            };
-            let (l, r) = leaves.split_at(k);
-            blake2b256_parts(&[&[1u8], &merkle_root(l), &merkle_root(r)])
-        }
-    }
+    crate::merkle::root(leaves)
 }
