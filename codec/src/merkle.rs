@@ -20,14 +20,15 @@ pub fn root_of_leaf_hashes(h: &[[u8; 32]]) -> [u8; 32] {
         [] => blake2b256(&[]),
         [one] => *one,
         _ => {
-            let (l, r) = h.split_at(largest_power_of_two_below(h.len()));
+            let (l, r) = h.split_at(split_point(h.len()));
             blake2b256_parts(&[&[1u8], &root_of_leaf_hashes(l), &root_of_leaf_hashes(r)])
         }
     }
 }
 
-/// The largest power of two strictly below `n` (n ≥ 2).
-fn largest_power_of_two_below(n: usize) -> usize {
+/// Leaves in the left subtree of a node over `n` ≥ 2 leaves: the largest power of two strictly
+/// below `n`.
+pub fn split_point(n: usize) -> usize {
     let p = n.next_power_of_two();
     if p == n {
         n / 2

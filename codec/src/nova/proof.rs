@@ -118,37 +118,13 @@ fn leaf_hash(out: &crate::nova::Output<'_>) -> [u8; 32] {
     blake2b256(&b)
 }
 
-fn subtree_root(leaves: &[[u8; 32]]) -> [u8; 32] {
-    match leaves.len() {
-        0 => blake2b256(&[]),
-        1 => leaves[0],
-        n => {
-            let k = split(n);
-            blake2b256_parts(&[
-                &[1u8],
-                &subtree_root(&leaves[..k]),
-                &subtree_root(&leaves[k..]),
-            ])
-        }
-    }
-}
-
-fn split(n: usize) -> usize {
-    let p = n.next_power_of_two();
-    if p == n {
-        n / 2
-    } else {
-        p / 2
-    }
-}
-
 fn build(leaves: &[[u8; 32]], index: usize) -> ProofTree<'static> {
     if leaves.len() <= 1 {
         return ProofTree::Value(ProofHash {
             hash: leaves.first().copied().unwrap_or_default().to_vec().into(),
         });
     }
-    let k = split(leaves.len());
+    let k = crate::merkle::split_point(leaves.len());
     let leaf = |h: [u8; 32]| {
         Box::new(ProofTree::Leaf(ProofHash {
             hash: h.to_vec().into(),
@@ -157,11 +133,11 @@ fn build(leaves: &[[u8; 32]], index: usize) -> ProofTree<'static> {
     let (l, r) = if index < k {
         (
             Box::new(build(&leaves[..k], index)),
-            leaf(subtree_root(&leaves[k..])),
+            leaf(crate::merkle::root_of_leaf_hashes(&leaves[k..])),
         )
     } else {
         (
-            leaf(subtree_root(&leaves[..k])),
+            leaf(crate::merkle::root_of_leaf_hashes(&leaves[..k])),
             Box::new(build(&leaves[k..], index - k)),
         )
     };
