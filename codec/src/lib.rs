@@ -9,6 +9,8 @@
 //! views into the caller's buffer. The same types, with owned contents
 //! (`'static`), are the owned model that carries serde JSON.
 
+#![deny(missing_docs, unreachable_pub)]
+
 pub mod ed25519;
 pub mod error;
 #[doc(hidden)]

@@ -10,6 +10,8 @@
 //! - [`node`]: the [`Engine`] facade the server talks to, and the dev coordinator.
 //! - [`timing`]: the hook through which an exporter observes confirmation and fsync times.
 
+#![deny(missing_docs, unreachable_pub)]
+
 pub mod error;
 pub mod genesis;
 pub mod indexer;

@@ -4,6 +4,8 @@
 //! `Arc<dyn` [`node::NodeApi`]`>`; handlers answer errors with [`error::ApiError`] and
 //! negotiate encodings with [`media`].
 
+#![deny(missing_docs, unreachable_pub)]
+
 pub mod access;
 pub mod app;
 pub mod bench_api;

@@ -119,7 +119,7 @@ fn after(bound: Option<u32>, got: Option<u32>) -> bool {
 
 impl ResolvedFilter<'_> {
     /// The address ids an output of `row` can be unlocked by, per its kind.
-    pub fn unlockers(row: &Row) -> [Option<u32>; 3] {
+    pub(super) fn unlockers(row: &Row) -> [Option<u32>; 3] {
         match row.kind {
             OutputKind::Basic | OutputKind::Nft => [
                 row.address,
@@ -132,7 +132,7 @@ impl ResolvedFilter<'_> {
     }
 
     /// True when `row` passes every filter.
-    pub fn matches(&self, row: &Row) -> bool {
+    pub(super) fn matches(&self, row: &Row) -> bool {
         let f = self.f;
         let n = u32::from(row.native_tokens);
         let kind = row.kind;

@@ -12,18 +12,18 @@ use crate::utxo::OutputId;
 
 /// A set of (booking time, output id), bucketed by booking time.
 #[derive(Debug, Default, Clone)]
-pub struct TimeOrdered {
+pub(crate) struct TimeOrdered {
     buckets: BTreeMap<u32, BTreeSet<OutputId>>,
 }
 
 impl TimeOrdered {
     /// Adds `key`.
-    pub fn insert(&mut self, key: Cursor) {
+    pub(crate) fn insert(&mut self, key: Cursor) {
         self.buckets.entry(key.0).or_default().insert(key.1);
     }
 
     /// Removes `key`.
-    pub fn remove(&mut self, key: &Cursor) {
+    pub(crate) fn remove(&mut self, key: &Cursor) {
         if let Some(bucket) = self.buckets.get_mut(&key.0) {
             bucket.remove(&key.1);
             if bucket.is_empty() {
@@ -33,7 +33,7 @@ impl TimeOrdered {
     }
 
     /// Every key from `from` (inclusive; `None`: from the start), in order.
-    pub fn range_from(&self, from: Option<Cursor>) -> impl Iterator<Item = Cursor> + '_ {
+    pub(crate) fn range_from(&self, from: Option<Cursor>) -> impl Iterator<Item = Cursor> + '_ {
         let start = from.map_or(0, |c| c.0);
         self.buckets.range(start..).flat_map(move |(ts, ids)| {
             let lower = match from {

@@ -13,7 +13,7 @@ use crate::utxo::AddressDict;
 /// condition of basic and NFT outputs, the state controller of an alias, the alias address
 /// of a foundry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
+pub(crate) struct Row {
     pub(super) created_at: u32,
     pub(super) kind: OutputKind,
     pub(super) native_tokens: u8,
