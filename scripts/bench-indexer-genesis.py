@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a genesis for the indexer benchmark: OUTPUTS basic outputs spread over ADDRESSES
 Ed25519 addresses (address i has pubKeyHash = i as 8 bytes little-endian, then zeros: the
-addresses `ledger-node tools bench-api --scenario indexer-address` asks for), 1 Mi each, on the
+addresses `ledger-load --scenario indexer-address` asks for), 1 Mi each, on the
 dev network's parameters (network `ledger-dev`, bech32 `rms`).
 
     scripts/bench-indexer-genesis.py 1000000 100000 > /tmp/indexer-genesis.json

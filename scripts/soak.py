@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Soak run: one ledger-node under mixed load for minutes, sampled every 10 s.
 
-Starts the given binary on a fresh data dir (loopback only), runs `ledger-node tools bench-api`
-load generators next to it (node-filled JSON submits, binary submits on /tips, output reads,
+Starts the given binary on a fresh data dir (loopback only), runs `ledger-load` (built beside
+it: `cargo build --release -p ledger-server -p ledger-load`) load generators next to it (node-filled JSON submits, binary submits on /tips, output reads,
 rich-list reads) and a probe client that posts a node-filled block and reads /info four times a
 second. Every window (default 10 s) it prints one row:
 
@@ -206,11 +206,11 @@ class Probe(threading.Thread):
         return p(0.50), p(0.99), errors
 
 
-def start_load(binary: str, base: str, seconds: int) -> List[subprocess.Popen]:
+def start_load(load_binary: str, base: str, seconds: int) -> List[subprocess.Popen]:
     procs = []
     for scenario, conns in MIXED_LOAD:
         procs.append(subprocess.Popen(
-            [binary, "tools", "bench-api", "--url", base, "--scenario", scenario,
+            [load_binary, "--url", base, "--scenario", scenario,
              "--connections", str(conns), "--threads", "1",
              "--duration", str(min(seconds, BENCH_API_MAX_SECS))],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -220,11 +220,16 @@ def start_load(binary: str, base: str, seconds: int) -> List[subprocess.Popen]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/ledger-node", help="the ledger-node binary")
+    ap.add_argument("--load-bin", default=None,
+                    help="the ledger-load binary [default: ledger-load beside --bin]")
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--interval", type=float, default=1.0, help="coordinator interval (s)")
     ap.add_argument("--window", type=float, default=10.0, help="seconds per sample row")
     ap.add_argument("--load", choices=["mixed", "none"], default="mixed")
     args = ap.parse_args()
+    load_bin = args.load_bin or os.path.join(os.path.dirname(args.bin) or ".", "ledger-load")
+    if args.load == "mixed" and not os.access(load_bin, os.X_OK):
+        sys.exit(f"soak: no ledger-load at {load_bin}; build it (cargo build --release -p ledger-load) or pass --load-bin")
 
     work = tempfile.mkdtemp(prefix="ledger-soak-")
     node = Node(args.bin, args.interval, os.path.join(work, "data"))
@@ -246,7 +251,7 @@ def main() -> int:
             if args.load == "mixed" and time.time() >= load_until:
                 left = int(total - (time.time() - started))
                 if left >= 1:
-                    load = start_load(args.bin, node.base, left)
+                    load = start_load(load_bin, node.base, left)
                     load_until = time.time() + min(left, BENCH_API_MAX_SECS)
             time.sleep(args.window)
             cmi, ms, gap, blk, ref = watcher.take()

@@ -58,9 +58,6 @@ pub enum Tool {
     /// Print the ids of a v2 block (0x hex, JSON or raw bytes on stdin): blockId,
     /// transactionId and outputIds, milestoneId, powScore.
     Id(CodecArgs),
-    /// Load a running node's REST API (loopback only) with many keep-alive connections and
-    /// report throughput, latency percentiles and status codes.
-    BenchApi(BenchApiArgs),
     /// Copy every intact record of a data dir whose log is damaged into a new data dir (the
     /// old one is only read), with the coordinator key and token secret; see engine/FORMAT.md.
     Salvage(SalvageArgs),
@@ -86,41 +83,6 @@ pub struct CodecArgs {
     /// version, network id, token supply, storage deposit).
     #[arg(long, value_name = "FILE")]
     pub protocol_parameters: Option<PathBuf>,
-}
-
-/// Arguments of `tools bench-api`.
-#[derive(Debug, Args)]
-pub struct BenchApiArgs {
-    /// Base URL of the node's API; its host must resolve to loopback addresses only.
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:14265")]
-    pub url: String,
-    /// Concurrent keep-alive connections (one request in flight on each).
-    #[arg(long, value_name = "N", default_value_t = 64,
-          value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pub connections: u16,
-    /// Length of the run in seconds (1..=600) [default: 10, or up to 600 with --requests].
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=600))]
-    pub duration: Option<u64>,
-    /// Stop after this many requests (and at the latest after --duration).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
-    pub requests: Option<u64>,
-    /// The load to generate.
-    #[arg(long, value_enum)]
-    pub scenario: crate::bench_api::Scenario,
-    /// Threads of the load tool's runtime [default: all cores].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub threads: Option<u16>,
-    /// Token for protected routes, sent as `Authorization: Bearer TOKEN`.
-    #[arg(
-        long,
-        env = "LEDGER_NODE_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    pub token: Option<String>,
-    /// Print the report as JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// Arguments of `tools jwt`.

@@ -8,7 +8,6 @@
 
 pub mod access;
 pub mod app;
-pub mod bench_api;
 pub mod cli;
 pub mod config;
 pub mod conn_clock;

@@ -1,6 +1,6 @@
 //! `ledger-node`: the node binary.
 
-use std::{process::ExitCode, time::Duration};
+use std::process::ExitCode;
 
 /// mimalloc: per-thread free lists suit the many short-lived request allocations (measured in
 /// BENCHMARKS.md against the system allocator).
@@ -10,8 +10,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 use ledger_codec::stardust::ProtocolParameters;
 use ledger_server::{
-    bench_api,
-    cli::{BenchApiArgs, Cli, CodecArgs, Command, Tool},
+    cli::{Cli, CodecArgs, Command, Tool},
     config::NodeConfig,
     jwt::JwtAuth,
     run,
@@ -67,7 +66,6 @@ fn main() -> ExitCode {
         Command::Tools(Tool::Decode(args)) => codec_tool(&args, tools::decode),
         Command::Tools(Tool::Encode(args)) => codec_tool(&args, tools::encode),
         Command::Tools(Tool::Id(args)) => codec_tool(&args, tools::id),
-        Command::Tools(Tool::BenchApi(args)) => bench_api(args),
     }
 }
 
@@ -101,49 +99,6 @@ fn print_out(text: &str) -> ExitCode {
         Err(e) => {
             eprintln!("ledger-node: cannot write the output: {e}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-/// `tools bench-api`: runs the load on its own runtime and prints the report.
-fn bench_api(args: BenchApiArgs) -> ExitCode {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = args.threads {
-        builder.worker_threads(usize::from(n));
-    }
-    let runtime = match builder.enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("ledger-node: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let report = runtime.block_on(bench_api::run(
-        &args.url,
-        usize::from(args.connections),
-        args.duration.map(Duration::from_secs),
-        args.requests,
-        args.scenario,
-        args.token,
-    ));
-    match report {
-        Ok(report) if args.json => match serde_json::to_string_pretty(&report) {
-            Ok(text) => {
-                println!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("ledger-node: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Ok(report) => {
-            println!("{report}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("ledger-node: {e}");
-            ExitCode::from(e.exit_code())
         }
     }
 }

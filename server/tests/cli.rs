@@ -70,7 +70,7 @@ fn top_level_help_lists_subcommands() {
 
 #[test]
 fn tools_refuse_unknown_flags_with_exit_code_2() {
-    for tool in ["decode", "encode", "id", "bench-api"] {
+    for tool in ["decode", "encode", "id", "salvage"] {
         let (status, _, err) = run_cli(&["tools", tool, "--anything", "0x00"]);
         assert_eq!(status.code(), Some(2), "tools {tool}");
         assert!(err.contains("--anything"), "tools {tool}: {err}");

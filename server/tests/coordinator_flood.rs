@@ -1,16 +1,15 @@
-//! The coordinator keeps its cadence under a submit flood: while `tools bench-api` floods
+//! The coordinator keeps its cadence under a submit flood: while the load tool (`ledger-load`,
+//! run in-process) floods
 //! `POST /blocks` for 20 s (`submit-wide`: binary blocks on the latest `/tips`, so the tip
 //! pool grows by one tip per block and every milestone needs many checkpoint blocks), milestones at a 1 s
 //! interval keep coming with no gap over 3 s, and an on-demand milestone answers promptly.
 
 mod common;
 
-use std::{
-    process::{Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use common::{TestNode, BIN};
+use common::TestNode;
+use ledger_load::Scenario;
 
 /// Longest allowed time between two confirmed milestones (3× the interval).
 const MAX_GAP: Duration = Duration::from_secs(3);
@@ -25,15 +24,22 @@ fn confirmed_index(node: &TestNode) -> Option<u64> {
 #[test]
 fn milestones_keep_their_cadence_under_a_submit_flood() {
     let node = TestNode::start_with(&["--coordinator-interval", "1"], &[]);
-    let flood = Command::new(BIN)
-        .args(["tools", "bench-api", "--scenario", "submit-wide"])
-        .args(["--url", &node.url("")])
-        .args(["--connections", "32", "--threads", "1", "--json"])
-        .args(["--duration", &FLOOD.as_secs().to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn bench-api");
+    let url = node.url("");
+    let flood = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(ledger_load::run(
+            &url,
+            32,
+            Some(FLOOD),
+            None,
+            Scenario::SubmitWide,
+            None,
+        ))
+    });
     let started = Instant::now();
     let mut last_index = confirmed_index(&node).expect("info");
     let mut last_change = Instant::now();
@@ -51,8 +57,8 @@ fn milestones_keep_their_cadence_under_a_submit_flood() {
         }
         worst = worst.max(last_change.elapsed());
     }
-    let output = flood.wait_with_output().expect("bench-api");
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("report JSON");
+    let report = flood.join().expect("load thread").expect("load run");
+    let report = serde_json::to_value(&report).expect("report JSON");
     let created = report["status"]["201"].as_u64().unwrap_or(0);
     assert!(created > 1000, "the flood did not flood: {report}");
     assert!(

@@ -1,4 +1,5 @@
-//! `ledger-node tools bench-api`: a load tool for a running node's REST API.
+//! `ledger-load`: a load tool for a running node's REST API, kept out of the node's binary
+//! and its dependencies.
 //!
 //! It opens `--connections` HTTP/1.1 keep-alive connections (hyper's connection-level
 //! client, one task per connection, one request in flight per connection) and sends the
@@ -6,6 +7,8 @@
 //! answers have been counted. It reports throughput, latency percentiles (HdrHistogram,
 //! measured from sending the request to having read the whole answer) and the status-code
 //! counts. Only loopback targets are accepted: it is a tool for one's own node.
+
+#![deny(missing_docs, unreachable_pub)]
 
 use std::{
     collections::BTreeMap,
@@ -291,7 +294,7 @@ pub fn tag(worker: u64, seq: u64) -> Vec<u8> {
     t
 }
 
-const DATA: &[u8] = b"ledger-node tools bench-api";
+const DATA: &[u8] = b"ledger-load";
 
 /// A tagged-data block on `tips` (sorted, at most 8) with nonce 0, as bytes.
 pub fn binary_block(tips: &[[u8; 32]], worker: u64, seq: u64) -> Vec<u8> {

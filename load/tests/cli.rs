@@ -1,4 +1,4 @@
-//! `ledger-node tools bench-api` against a tiny in-test axum server that checks every request
+//! `ledger-load` against a tiny in-test axum server that checks every request
 //! it gets the way the real endpoints would and counts them.
 
 use std::{
@@ -23,7 +23,7 @@ use ledger_codec::{
 };
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ledger-node");
+const BIN: &str = env!("CARGO_BIN_EXE_ledger-load");
 const TIPS: [[u8; 32]; 3] = [[3; 32], [1; 32], [2; 32]];
 const GENESIS: &str = "0x00000000000000000000000000000000000000000000000000000000000000000000";
 
@@ -164,10 +164,10 @@ struct Out {
 
 fn bench(args: &[&str]) -> Out {
     let out = Command::new(BIN)
-        .args(["tools", "bench-api", "--threads", "1"])
+        .args(["--threads", "1"])
         .args(args)
         .output()
-        .expect("run ledger-node");
+        .expect("run ledger-load");
     Out {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
