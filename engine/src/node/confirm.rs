@@ -1,0 +1,154 @@
+//! Milestone confirmation: white flag over a milestone's cone and the state it moves.
+
+use super::*;
+
+impl Engine {
+    /// Confirms pending milestones in index order while the next one is known.
+    pub(super) fn confirm_pending(&self, replay: Replay) -> Result<(), EngineError> {
+        let _guard = self
+            .confirming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            let next = {
+                let st = self.read();
+                let want = st.ledger.ledger_index() + 1;
+                st.pending
+                    .range(..=want)
+                    .next_back()
+                    .filter(|(i, _)| **i == want)
+                    .map(|(_, id)| *id)
+            };
+            let Some(block_id) = next else { return Ok(()) };
+            // A milestone whose past cone is incomplete (a salvaged log) waits: white flag
+            // needs every block of the cone.
+            if !self.read().tangle.get(&block_id).is_some_and(|m| m.solid) {
+                tracing::warn!(
+                    block = %hex32(&block_id),
+                    "the next milestone's past cone is incomplete: confirmation stops here"
+                );
+                return Ok(());
+            }
+            self.confirm_milestone_block(block_id, None, Instant::now(), replay)?;
+        }
+    }
+
+    /// White-flag + apply for one milestone block. `precomputed` skips the walk
+    /// when the coordinator already computed it for the same parents.
+    /// `started` is when the work on this milestone began (the log line reports the time
+    /// since); a replayed milestone is logged at debug level only.
+    pub(super) fn confirm_milestone_block(
+        &self,
+        block_id: BlockId,
+        precomputed: Option<Confirmation>,
+        started: Instant,
+        replay: Replay,
+    ) -> Result<bool, EngineError> {
+        let rec = self.log.get(&LogId::V2(block_id)).ok_or_else(|| {
+            EngineError::Inconsistent("milestone block missing from the log".into())
+        })?;
+        let block =
+            Block::decode(rec.bytes()).map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        let Some(Payload::Milestone(m)) = &block.payload else {
+            return Err(EngineError::Inconsistent(
+                "pending milestone block without milestone".into(),
+            ));
+        };
+        let mut conf = match precomputed {
+            Some(c) => c,
+            None => {
+                let st = self.read();
+                whiteflag::compute(
+                    whiteflag::Store {
+                        tangle: &st.tangle,
+                        ledger: &st.ledger,
+                        log: &self.log,
+                        genesis_blob: &self.genesis.blob,
+                    },
+                    &m.parents,
+                    m.timestamp,
+                    self.params(),
+                    self.indexer.is_some(),
+                )?
+            }
+        };
+        let mut st = self.write();
+        st.pending.remove(&m.index);
+        let previous = st.milestones.values().next_back().copied();
+        let prev_ok = match previous {
+            Some(p) => {
+                m.previous_milestone_id.as_array() == &p.milestone_id && m.timestamp > p.timestamp
+            }
+            None => m.previous_milestone_id.is_zero(),
+        };
+        if !prev_ok
+            || conf.inclusion_root != *m.inclusion_merkle_root.as_array()
+            || conf.applied_root != *m.applied_merkle_root.as_array()
+        {
+            tracing::warn!(
+                index = m.index,
+                "milestone rejected: previous milestone or Merkle roots do not match"
+            );
+            return Ok(false);
+        }
+        st.ledger
+            .apply(m.index, m.timestamp, &conf.created, &conf.consumed)
+            .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        st.richlist
+            .apply_milestone(m.index, conf.balance_changes.iter().copied())
+            .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+        st.tangle.confirm(m.index, &conf.referenced);
+        st.referenced = st
+            .referenced
+            .saturating_add(u64::try_from(conf.referenced.len()).unwrap_or(u64::MAX));
+        let info = MilestoneInfo {
+            index: m.index,
+            timestamp: m.timestamp,
+            milestone_id: m.id(),
+            block_id,
+        };
+        st.milestone_ids.insert(info.milestone_id, info.index);
+        st.milestones.insert(m.index, info);
+        let (healthy, semi_lazy, lazy) = st.tangle.tip_pool_sizes();
+        drop(st);
+        // Milestones are confirmed one at a time (`confirming`), so they reach the indexer in
+        // order.
+        if let Some(indexer) = &self.indexer {
+            let consumed = conf.consumed.iter().map(|(id, _)| *id).collect();
+            indexer.apply(
+                m.index,
+                m.timestamp,
+                std::mem::take(&mut conf.indexed),
+                consumed,
+            );
+        }
+        if replay == Replay::No {
+            if let Err(e) = self.confirmed_mark.write(m.index) {
+                tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
+            }
+        }
+        let took = started.elapsed();
+        let ms = took.as_secs_f64() * 1000.0;
+        if replay == Replay::No {
+            if let Some(observer) = self.timings.get() {
+                observer.milestone_confirmed(took);
+            }
+        }
+        if replay == Replay::Yes {
+            tracing::debug!(
+                index = m.index,
+                referenced = conf.referenced.len(),
+                "milestone replayed"
+            );
+        } else {
+            tracing::info!(
+                index = m.index,
+                referenced = conf.referenced.len(),
+                took_ms = format_args!("{ms:.1}"),
+                tips = format_args!("{healthy}/{semi_lazy}/{lazy}"),
+                "milestone confirmed"
+            );
+        }
+        Ok(true)
+    }
+}

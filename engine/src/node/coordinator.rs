@@ -1,0 +1,199 @@
+//! The built-in coordinator: tip selection, checkpoints, milestones, PoW for clients.
+
+use super::*;
+
+impl Engine {
+    /// Up to 4 non-lazy tips, unique and sorted; with none, the last
+    /// milestone block or the first solid entry point.
+    pub fn select_parents(&self) -> Vec<BlockId> {
+        let st = self.read();
+        let mut tips = st.tangle.select_tips(4, &mut rand::thread_rng());
+        if tips.is_empty() {
+            if let Some(m) = st.milestones.values().next_back() {
+                tips.push(m.block_id);
+            } else if let Some(sep) = self.genesis.solid_entry_points.first() {
+                tips.push(*sep);
+            }
+        }
+        tips
+    }
+
+    /// Finds a nonce for `body` (a block without its nonce) at the network's
+    /// minimum score; `cancel` stops the search.
+    pub fn mine(&self, body: &[u8], cancel: &AtomicBool) -> Option<u64> {
+        ledger_codec::pow::mine(body, self.params().min_pow_score, self.pow_workers, cancel)
+    }
+
+    /// Issues a milestone now (dev coordinator): checkpoints gather tips that
+    /// do not fit into one block, then the milestone references every tip.
+    /// Returns once the milestone is confirmed.
+    ///
+    /// # Errors
+    /// No coordinator, or a fault while building or confirming.
+    pub fn issue_milestone(&self) -> Result<MilestoneInfo, EngineError> {
+        let key = self
+            .coordinator
+            .as_ref()
+            .ok_or(EngineError::NoCoordinator)?;
+        if self.shutting_down.load(Ordering::Relaxed) {
+            return Err(EngineError::ShuttingDown);
+        }
+        let _guard = self
+            .confirming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let started = Instant::now();
+        let mut parents = self.read().tangle.tips();
+        while parents.len() > 8 {
+            parents = self.issue_checkpoints(&parents)?;
+        }
+        if parents.is_empty() {
+            parents = self.select_parents();
+        }
+        let (index, timestamp, previous) = {
+            let st = self.read();
+            let last = st.milestones.values().next_back().copied();
+            let ts =
+                now_secs().max(last.map_or(self.genesis.milestone_timestamp, |l| l.timestamp) + 1);
+            (
+                st.ledger.ledger_index() + 1,
+                ts,
+                last.map_or([0; 32], |l| l.milestone_id),
+            )
+        };
+        let conf = {
+            let st = self.read();
+            whiteflag::compute(
+                whiteflag::Store {
+                    tangle: &st.tangle,
+                    ledger: &st.ledger,
+                    log: &self.log,
+                    genesis_blob: &self.genesis.blob,
+                },
+                &parents,
+                timestamp,
+                self.params(),
+                self.indexer.is_some(),
+            )?
+        };
+        let mut milestone = Milestone {
+            index,
+            timestamp,
+            protocol_version: PROTOCOL_VERSION,
+            previous_milestone_id: Hash32::from(previous),
+            parents: parents.clone().into(),
+            inclusion_merkle_root: Hash32::from(conf.inclusion_root),
+            applied_merkle_root: Hash32::from(conf.applied_root),
+            metadata: Bytes::default(),
+            options: Vec::new(),
+            signatures: Vec::new().into(),
+        };
+        let id = milestone.id();
+        milestone.signatures = vec![Ed25519Signature::new(key.public_key(), key.sign(&id))].into();
+        let block = Block {
+            protocol_version: PROTOCOL_VERSION,
+            parents: parents.into(),
+            payload: Some(Payload::Milestone(milestone)),
+            nonce: 0,
+        };
+        let bytes = block.to_bytes();
+        let block_id = Block::id_of(&bytes);
+        if let Some(mark) = &self.issued_mark {
+            if let Some(issued) = mark.read()?.filter(|&i| i >= index) {
+                return Err(EngineError::Inconsistent(format!(
+                    "refusing to issue milestone {index}: this key already issued {issued}"
+                )));
+            }
+        }
+        let appended = self.log.append(&LogId::V2(block_id), &bytes)?;
+        // The log is the record of issuance; the mark outlives a lost log.
+        if let Some(mark) = &self.issued_mark {
+            if let Err(e) = mark.write(index) {
+                tracing::error!(index, "cannot record the issued milestone index: {e}");
+            }
+        }
+        {
+            let mut st = self.write();
+            Self::insert_block(&mut st, block_id, &block, None, appended.location.to_u64());
+        }
+        if !self.confirm_milestone_block(block_id, Some(conf), started, Replay::No)? {
+            return Err(EngineError::Inconsistent(format!(
+                "own milestone {index} was not confirmed"
+            )));
+        }
+        let info = self.read().milestones.get(&index).copied();
+        info.ok_or_else(|| EngineError::Inconsistent("milestone not recorded".into()))
+    }
+
+    /// One level of checkpoint blocks gathering `tips` eight at a time; returns their ids,
+    /// sorted. The blocks are written without waiting for an fsync each (the milestone's
+    /// own durable append, after them in the log, covers them all) and enter the tangle
+    /// under one lock, so a wide tip pool costs the coordinator one fsync, not one per
+    /// checkpoint, and client submits are not held up block by block.
+    pub(super) fn issue_checkpoints(&self, tips: &[BlockId]) -> Result<Vec<BlockId>, EngineError> {
+        let cancel = AtomicBool::new(false);
+        let mut written = Vec::with_capacity(tips.len().div_ceil(8));
+        for chunk in tips.chunks(8) {
+            let mut block = Block {
+                protocol_version: PROTOCOL_VERSION,
+                parents: chunk.to_vec().into(),
+                payload: None,
+                nonce: 0,
+            };
+            let bytes = block.to_bytes();
+            let body = bytes.get(..bytes.len() - 8).unwrap_or_default();
+            block.nonce = self.mine(body, &cancel).unwrap_or(0);
+            let bytes = block.to_bytes();
+            let id = Block::id_of(&bytes);
+            let (appended, _durable) = self.log.append_nowait(&LogId::V2(id), &bytes)?;
+            written.push((id, block, appended.location.to_u64()));
+        }
+        let mut st = self.write();
+        let mut ids = Vec::with_capacity(written.len());
+        for (id, block, record) in &written {
+            Self::insert_block(&mut st, *id, block, None, *record);
+            ids.push(*id);
+        }
+        drop(st);
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Starts the coordinator thread issuing a milestone every `interval`
+    /// (nothing when zero or without coordinator).
+    pub fn start_coordinator(
+        self: &Arc<Self>,
+        interval: Duration,
+    ) -> Option<std::thread::JoinHandle<()>> {
+        if self.coordinator.is_none() || interval.is_zero() {
+            return None;
+        }
+        let engine = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("coordinator".into())
+            .spawn(move || {
+                // A failure repeats every interval (a full disk): logged when it changes.
+                let mut failing: Option<String> = None;
+                while !engine.shutting_down.load(Ordering::Relaxed) {
+                    std::thread::sleep(interval);
+                    if engine.shutting_down.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match engine.issue_milestone() {
+                        Ok(_) if failing.take().is_some() => {
+                            tracing::info!("coordinator: issuing milestones again");
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            let text = e.to_string();
+                            if failing.as_deref() != Some(text.as_str()) {
+                                tracing::error!("coordinator: {text} (repeats are not logged)");
+                                failing = Some(text);
+                            }
+                        }
+                    }
+                }
+            })
+            .ok()
+    }
+}

@@ -1,0 +1,433 @@
+//! The engine facade: one `Engine` per node, shared as `Arc<Engine>` by the
+//! REST layer and the coordinator thread.
+//!
+//! State is rebuilt on open by replaying the block log: blocks go back into
+//! the tangle in append order, then milestones are confirmed in index order.
+//! White-flag is deterministic, so the ledger, diffs and rich list after a
+//! restart equal those before it; nothing but the log (and the coordinator
+//! key) is persisted.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::nova;
+use ledger_codec::stardust::{
+    Block, Ed25519Signature, Milestone, Payload, ProtocolParameters, PROTOCOL_VERSION,
+};
+use ledger_codec::types::{Bytes, Hash32};
+use ledger_codec::Codec;
+
+use crate::error::{EngineError, SubmitError};
+use crate::genesis::Genesis;
+use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
+use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
+use crate::richlist::{AddressKey, RichList, RichListError};
+use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
+use crate::timing::TimingObserver;
+use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId, OutputRow};
+use crate::watermark::Watermark;
+
+mod confirm;
+mod coordinator;
+mod keys;
+mod open;
+mod signatures;
+mod submit;
+
+use crate::whiteflag::{self, Confirmation};
+use keys::{load_or_create_key, read_key};
+
+/// How the engine runs.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Where the log and keys live.
+    pub data_dir: PathBuf,
+    /// The genesis ledger.
+    pub genesis: Genesis,
+    /// fsync policy of the block log.
+    pub durability: Durability,
+    /// Run the built-in coordinator (key generated in the data dir on first start).
+    pub coordinator: bool,
+    /// File holding the built-in coordinator's 32-byte hex seed; `None` = `coordinator.key`
+    /// in the data dir, generated on first start. A given file must exist.
+    pub coordinator_key_file: Option<PathBuf>,
+    /// Extra coordinator public keys whose milestones are accepted.
+    pub coordinator_public_keys: Vec<[u8; 32]>,
+    /// Valid signatures a milestone needs.
+    pub milestone_threshold: usize,
+    /// Nonce search threads (0 = one per core).
+    pub pow_workers: usize,
+    /// Keep the TIP-26 output indexes (the indexer API); off saves their memory and their
+    /// share of each confirmation.
+    pub indexer: bool,
+}
+
+impl EngineConfig {
+    /// A dev node in `data_dir`: dev genesis, own coordinator.
+    pub fn dev(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            genesis: Genesis::dev(),
+            durability: Durability::default(),
+            coordinator: true,
+            coordinator_key_file: None,
+            coordinator_public_keys: Vec::new(),
+            milestone_threshold: 1,
+            pow_workers: 0,
+            indexer: true,
+        }
+    }
+}
+
+/// A confirmed milestone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MilestoneInfo {
+    /// Milestone index.
+    pub index: u32,
+    /// Milestone timestamp.
+    pub timestamp: u32,
+    /// Milestone id.
+    pub milestone_id: [u8; 32],
+    /// The block that carried it.
+    pub block_id: BlockId,
+}
+
+/// The answer to a successful submit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Submitted {
+    /// The block id.
+    pub block_id: BlockId,
+    /// False when the block was already known.
+    pub inserted: bool,
+}
+
+/// Output ids created and consumed by one milestone.
+pub type MilestoneDiff = (Vec<[u8; 34]>, Vec<[u8; 34]>);
+
+/// The answer to a successful v3 submit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V3Submitted {
+    /// The 36-byte block id.
+    pub block_id: [u8; 36],
+    /// False when the block was already known.
+    pub inserted: bool,
+}
+
+/// The outputs one milestone created and consumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UtxoChanges {
+    /// The milestone index.
+    pub index: u32,
+    /// Outputs it created.
+    pub created: Vec<OutputId>,
+    /// Outputs it consumed.
+    pub consumed: Vec<OutputId>,
+}
+
+/// An output with its ledger metadata, read under one lock.
+#[derive(Debug, Clone)]
+pub struct OutputRead {
+    /// Ledger row.
+    pub row: OutputRow,
+    /// Serialized output.
+    pub bytes: Vec<u8>,
+    /// The ledger index the answer is valid for.
+    pub ledger_index: u32,
+}
+
+struct State {
+    tangle: Tangle,
+    ledger: Ledger,
+    richlist: RichList,
+    milestones: BTreeMap<u32, MilestoneInfo>,
+    milestone_ids: HashMap<[u8; 32], u32>,
+    // Milestone blocks seen but not yet confirmed, by index.
+    pending: BTreeMap<u32, BlockId>,
+    // Blocks referenced by confirmed milestones since the store was opened.
+    referenced: u64,
+    // Submitted transaction blocks whose signatures await the next arrival batch.
+    unverified: Vec<(BlockId, u64)>,
+}
+
+/// The node's state and its operations.
+pub struct Engine {
+    log: Log,
+    genesis: Genesis,
+    coordinator: Option<SigningKey>,
+    coordinator_keys: Vec<[u8; 32]>,
+    threshold: usize,
+    pow_workers: usize,
+    // The highest milestone confirmed, and the highest the built-in coordinator issued.
+    confirmed_mark: Watermark,
+    issued_mark: Option<Watermark>,
+    state: RwLock<State>,
+    // Serializes milestone issuance and confirmation.
+    confirming: Mutex<()>,
+    shutting_down: AtomicBool,
+    // The last append failed for lack of space (logged once per change).
+    storage_full: AtomicBool,
+    // Told how long each milestone confirmation took (see `observe_timings`).
+    indexer: Option<IndexerService>,
+    timings: OnceLock<Arc<dyn TimingObserver>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("log", &self.log.dir())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a milestone is confirmed while replaying the log at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    Yes,
+    No,
+}
+
+fn now_secs() -> u32 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX))
+}
+
+fn hex32(b: &[u8]) -> String {
+    format!("0x{}", hex::encode(b))
+}
+
+impl Engine {
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The v2 protocol parameters.
+    pub fn params(&self) -> &ProtocolParameters {
+        &self.genesis.params
+    }
+
+    /// The genesis.
+    pub fn genesis(&self) -> &Genesis {
+        &self.genesis
+    }
+
+    /// The block log.
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// True when this node runs its own coordinator.
+    pub fn has_coordinator(&self) -> bool {
+        self.coordinator.is_some()
+    }
+
+    /// Public keys whose milestones are accepted.
+    pub fn coordinator_keys(&self) -> &[[u8; 32]] {
+        &self.coordinator_keys
+    }
+
+    /// Stops the coordinator and flushes the log.
+    ///
+    /// # Errors
+    /// The final fsync failed.
+    pub fn shutdown(&self) -> Result<(), EngineError> {
+        self.shutting_down.store(true, Ordering::Relaxed);
+        let _guard = self
+            .confirming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.log.sync()?;
+        Ok(())
+    }
+
+    // ---- queries -------------------------------------------------------
+
+    /// The serialized block `id`, zero-copy from the log.
+    pub fn block_bytes(&self, id: &BlockId) -> Option<&[u8]> {
+        self.log.get(&LogId::V2(*id)).map(|r| r.bytes())
+    }
+
+    /// Metadata of block `id`.
+    pub fn block_meta(&self, id: &BlockId) -> Option<BlockMeta> {
+        self.read().tangle.get(id).cloned()
+    }
+
+    /// Metadata of `id` with its tip score at the current CMI (`None` unless
+    /// solid and unreferenced), read under one lock.
+    pub fn block_meta_scored(&self, id: &BlockId) -> Option<(BlockMeta, Option<TipScore>)> {
+        let st = self.read();
+        let meta = st.tangle.get(id)?.clone();
+        Some((meta, st.tangle.tip_score(id)))
+    }
+
+    /// The ledger index, and the confirmed milestone.
+    pub fn ledger_index(&self) -> u32 {
+        self.read().ledger.ledger_index()
+    }
+
+    /// The latest confirmed milestone.
+    pub fn latest_milestone(&self) -> Option<MilestoneInfo> {
+        self.read().milestones.values().next_back().copied()
+    }
+
+    /// Milestone by index.
+    pub fn milestone_by_index(&self, index: u32) -> Option<MilestoneInfo> {
+        self.read().milestones.get(&index).copied()
+    }
+
+    /// Milestone by id.
+    pub fn milestone_by_id(&self, id: &[u8; 32]) -> Option<MilestoneInfo> {
+        let st = self.read();
+        st.milestone_ids
+            .get(id)
+            .and_then(|i| st.milestones.get(i))
+            .copied()
+    }
+
+    /// An output with its metadata at the current ledger index.
+    pub fn output(&self, id: &[u8; 34]) -> Option<OutputRead> {
+        let st = self.read();
+        let row = st.ledger.get(id)?;
+        let bytes = whiteflag::output_bytes(&self.log, &self.genesis.blob, row.loc)?.to_vec();
+        Some(OutputRead {
+            row,
+            bytes,
+            ledger_index: st.ledger.ledger_index(),
+        })
+    }
+
+    /// The block that included transaction `tx` (via its output 0 in the ledger).
+    pub fn included_block(&self, tx: &[u8; 32]) -> Option<BlockId> {
+        let mut oid = [0u8; 34];
+        oid[..32].copy_from_slice(tx);
+        let st = self.read();
+        let row = st.ledger.get(&oid)?;
+        (row.loc.record != BytesLoc::GENESIS).then_some(row.block_id)
+    }
+
+    /// The `top` richest addresses at ledger index `at` (current when None).
+    ///
+    /// # Errors
+    /// [`RichListError::OutOfRange`] for an index outside the kept range.
+    pub fn richest(
+        &self,
+        top: usize,
+        at: Option<u32>,
+    ) -> Result<(u32, Vec<(AddressKey, u64)>), RichListError> {
+        let st = self.read();
+        let at = at.unwrap_or_else(|| st.richlist.ledger_index());
+        st.richlist.top(top, at).map(|v| (at, v))
+    }
+
+    /// True when the engine keeps the TIP-26 output indexes ([`EngineConfig::indexer`]).
+    pub fn has_indexer(&self) -> bool {
+        self.indexer.is_some()
+    }
+
+    /// One page of the TIP-26 indexer's answer to `q`, at (at least) the ledger index
+    /// confirmed when it was asked; `None` when the indexer is off.
+    pub fn indexed_outputs(&self, q: &Query) -> Option<Page> {
+        let indexer = self.indexer.as_ref()?;
+        let at = self.ledger_index();
+        Some(indexer.query(at, q))
+    }
+
+    /// The unspent output of chain `id` (alias, foundry or NFT) and the ledger index the
+    /// answer is valid for; `None` when the indexer is off.
+    pub fn chain_output(&self, id: &ChainId) -> Option<(u32, Option<OutputId>)> {
+        let indexer = self.indexer.as_ref()?;
+        let at = self.ledger_index();
+        Some(indexer.chain_output(at, id))
+    }
+
+    /// The outputs milestone `index` created and consumed, in booking order; `None` for a
+    /// milestone this node has not confirmed.
+    pub fn utxo_changes(&self, index: u32) -> Option<UtxoChanges> {
+        let st = self.read();
+        st.milestones.get(&index)?;
+        let diff = st.ledger.diff(index)?;
+        let ids = |rows: &[u32]| -> Vec<OutputId> {
+            rows.iter()
+                .filter_map(|r| st.ledger.row(*r).map(|row| row.output_id))
+                .collect()
+        };
+        Some(UtxoChanges {
+            index,
+            created: ids(&diff.created),
+            consumed: ids(&diff.consumed),
+        })
+    }
+
+    /// The oldest ledger index that can be queried.
+    pub fn oldest_ledger_index(&self) -> u32 {
+        self.read().richlist.oldest_index()
+    }
+
+    /// All current tips (sorted).
+    pub fn tips(&self) -> Vec<BlockId> {
+        self.read().tangle.tips()
+    }
+
+    /// Reports from now on how long each milestone confirmation and each fsync of the block
+    /// log takes to `observer` (see [`TimingObserver`]). Only the first observer set is kept:
+    /// returns false if one was set already.
+    pub fn observe_timings(&self, observer: Arc<dyn TimingObserver>) -> bool {
+        let log = self.log.observe_timings(Arc::clone(&observer));
+        self.timings.set(observer).is_ok() && log
+    }
+
+    /// Sizes of the tip pool: `(healthy, semi-lazy, lazy)` at the current CMI.
+    pub fn tip_pool_sizes(&self) -> (usize, usize, usize) {
+        self.read().tangle.tip_pool_sizes()
+    }
+
+    /// Number of blocks in the tangle.
+    pub fn block_count(&self) -> usize {
+        self.read().tangle.len()
+    }
+
+    /// Blocks referenced by milestones confirmed since the store was opened (replayed
+    /// milestones included); with [`Self::block_count`] it gives the block rates of `/info`.
+    pub fn referenced_block_count(&self) -> u64 {
+        self.read().referenced
+    }
+
+    /// The built-in coordinator's public key, when it runs.
+    pub fn coordinator_public_key(&self) -> Option<[u8; 32]> {
+        self.coordinator.as_ref().map(SigningKey::public_key)
+    }
+
+    /// The ledger's diff of milestone `index`: (created, consumed) output ids.
+    pub fn milestone_diff(&self, index: u32) -> Option<MilestoneDiff> {
+        let st = self.read();
+        let d = st.ledger.diff(index)?;
+        let ids = |rows: &[u32]| {
+            rows.iter()
+                .filter_map(|r| st.ledger.row(*r).map(|o| o.output_id))
+                .collect()
+        };
+        Some((ids(&d.created), ids(&d.consumed)))
+    }
+
+    /// Location of a block's record (for zero-copy readers).
+    pub fn block_location(&self, id: &BlockId) -> Option<Location> {
+        self.log.get(&LogId::V2(*id)).map(|r| r.location())
+    }
+
+    /// Every block's inclusion state (for tests and tools).
+    pub fn inclusion(&self, id: &BlockId) -> Option<Inclusion> {
+        self.read().tangle.get(id).map(|m| m.inclusion)
+    }
+}

@@ -1,0 +1,220 @@
+//! Block intake: the checks every v2 and v3 block passes before it is stored, and the durable
+//! store.
+
+use super::*;
+
+impl Engine {
+    /// Verifies (protocol version, network id, syntax, signature) and stores a
+    /// serialized v3 block under `params`. A known block answers with its id.
+    /// The block is durable in the log when this returns Ok.
+    ///
+    /// # Errors
+    /// [`SubmitError::Invalid`] with the broken rule, or an internal fault.
+    pub fn submit_v3(
+        &self,
+        bytes: &[u8],
+        params: &nova::ProtocolParameters,
+    ) -> Result<V3Submitted, SubmitError> {
+        let block = nova::Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        nova::validate_block(&block, params).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        let id = nova::block_id_from_bytes(bytes, params)
+            .ok_or_else(|| SubmitError::Invalid("block too short for an id".into()))?;
+        let appended = self
+            .log
+            .append_v3(id, bytes)
+            .map_err(|e| self.store_error(e))?;
+        self.stored();
+        Ok(V3Submitted {
+            block_id: id,
+            inserted: appended.inserted,
+        })
+    }
+
+    /// The serialized v3 block `id`, zero-copy from the log.
+    pub fn block_v3_bytes(&self, id: &[u8; 36]) -> Option<&[u8]> {
+        self.log.get(&LogId::V3(*id)).map(|r| r.bytes())
+    }
+
+    /// Verifies and stores a serialized v2 block. A known block is answered
+    /// with its id. The block is durable in the log when this returns Ok.
+    ///
+    /// # Errors
+    /// [`SubmitError::Invalid`] with the broken rule, or an internal fault.
+    pub fn submit_v2(&self, bytes: &[u8]) -> Result<Submitted, SubmitError> {
+        let (submitted, durable) = self.submit_v2_nowait(bytes)?;
+        self.log
+            .wait_durable_at(durable)
+            .map_err(|e| SubmitError::Internal(e.to_string()))?;
+        Ok(submitted)
+    }
+
+    /// [`Engine::submit_v2`] without waiting for the fsync: the block is stored, readable
+    /// and in the tangle, but must only be acknowledged once [`Engine::on_durable`] (or
+    /// [`Log::wait_durable_at`]) reports the returned position durable. A milestone is
+    /// waited for here, before it is confirmed: the ledger never runs ahead of the log.
+    ///
+    /// # Errors
+    /// As [`Engine::submit_v2`].
+    pub fn submit_v2_nowait(&self, bytes: &[u8]) -> Result<(Submitted, Durable), SubmitError> {
+        let internal = |e: crate::log::LogError| self.store_error(e);
+        let block = Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        let id = Block::id_of(bytes);
+        if let Some(durable) = self.log.durable_mark(&LogId::V2(id)) {
+            return Ok((
+                Submitted {
+                    block_id: id,
+                    inserted: false,
+                },
+                durable,
+            ));
+        }
+        self.check_block(&block, bytes)?;
+        let (appended, durable) = self
+            .log
+            .append_nowait(&LogId::V2(id), bytes)
+            .map_err(internal)?;
+        self.stored();
+        let tx_id = whiteflag::transaction_id(&block, bytes);
+        let is_milestone = matches!(block.payload, Some(Payload::Milestone(_)));
+        if is_milestone {
+            self.log.wait_durable_at(durable).map_err(internal)?;
+        }
+        let arrived = {
+            let mut st = self.write();
+            let record = appended.location.to_u64();
+            let inserted = Self::insert_block(&mut st, id, &block, tx_id, record);
+            let mut arrived = Vec::new();
+            if inserted && whiteflag::has_signatures(&block) {
+                st.unverified.push((id, record));
+                if st.unverified.len() >= whiteflag::ARRIVAL_BATCH {
+                    arrived = std::mem::take(&mut st.unverified);
+                }
+            }
+            arrived
+        };
+        if !arrived.is_empty() {
+            self.verify_arrived(&arrived);
+        }
+        if is_milestone {
+            self.confirm_pending(Replay::No)
+                .map_err(|e| SubmitError::Internal(e.to_string()))?;
+        }
+        Ok((
+            Submitted {
+                block_id: id,
+                inserted: appended.inserted,
+            },
+            durable,
+        ))
+    }
+
+    /// The submit error for a failed append: 503 `storage full` when the disk is full (the
+    /// change of state logged once), else an internal fault.
+    pub(super) fn store_error(&self, e: crate::log::LogError) -> SubmitError {
+        if e.is_storage_full() {
+            if !self.storage_full.swap(true, Ordering::Relaxed) {
+                tracing::warn!("storage full: refusing blocks until space returns ({e})");
+            }
+            SubmitError::Unavailable(
+                "storage full: the node stores no blocks until disk space returns".into(),
+            )
+        } else {
+            SubmitError::Internal(e.to_string())
+        }
+    }
+
+    /// Notes a successful append (logs the end of a storage-full state).
+    pub(super) fn stored(&self) {
+        if self.storage_full.load(Ordering::Relaxed)
+            && self.storage_full.swap(false, Ordering::Relaxed)
+        {
+            tracing::info!("storage available again: accepting blocks");
+        }
+    }
+
+    /// Calls `f` once `mark` (from [`Engine::submit_v2_nowait`]) is durable, or with the
+    /// log's error; see [`Log::on_durable`].
+    pub fn on_durable(
+        &self,
+        mark: Durable,
+        f: impl FnOnce(Result<(), crate::log::LogError>) + Send + 'static,
+    ) {
+        self.log.on_durable(mark, f);
+    }
+
+    pub(super) fn check_block(&self, block: &Block<'_>, bytes: &[u8]) -> Result<(), SubmitError> {
+        let params = self.params();
+        let invalid = |m: String| Err(SubmitError::Invalid(m));
+        if block.protocol_version != params.version {
+            return invalid(format!(
+                "protocolVersion invalid: {}",
+                block.protocol_version
+            ));
+        }
+        block
+            .validate(params)
+            .map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        match &block.payload {
+            Some(Payload::Milestone(m)) => self.check_milestone(block, m)?,
+            _ => {
+                if !ledger_codec::pow::meets_score(bytes, params.min_pow_score) {
+                    return invalid(format!(
+                        "block has insufficient PoW score {:.2} (minimum {})",
+                        ledger_codec::pow::pow_score(bytes),
+                        params.min_pow_score
+                    ));
+                }
+            }
+        }
+        let st = self.read();
+        st.tangle
+            .check_attachable(&block.parents)
+            .map_err(|e| SubmitError::Invalid(e.to_string()))
+    }
+
+    pub(super) fn check_milestone(
+        &self,
+        block: &Block<'_>,
+        m: &Milestone<'_>,
+    ) -> Result<(), SubmitError> {
+        let invalid = |s: String| Err(SubmitError::Invalid(s));
+        if block.nonce != 0 {
+            return invalid("milestone blocks must have nonce 0".into());
+        }
+        if m.parents[..] != block.parents[..] {
+            return invalid("milestone parents differ from the block's parents".into());
+        }
+        let id = m.id();
+        let mut valid = 0usize;
+        for s in m.signatures.iter() {
+            if !self.coordinator_keys.contains(&s.public_key) {
+                return invalid(format!(
+                    "milestone signed by unknown key {}",
+                    hex32(&s.public_key)
+                ));
+            }
+            if !s.verify(&id) {
+                return invalid(format!(
+                    "invalid milestone signature by {}",
+                    hex32(&s.public_key)
+                ));
+            }
+            valid += 1;
+        }
+        if valid < self.threshold {
+            return invalid(format!(
+                "milestone has {valid} valid signatures, {} needed",
+                self.threshold
+            ));
+        }
+        let st = self.read();
+        if m.index <= st.ledger.ledger_index() {
+            return invalid(format!(
+                "milestone {} is not newer than the ledger index {}",
+                m.index,
+                st.ledger.ledger_index()
+            ));
+        }
+        Ok(())
+    }
+}
