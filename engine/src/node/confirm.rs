@@ -3,6 +3,28 @@
 use super::*;
 
 impl Engine {
+    /// White flag over the unreferenced cone of `parents` for a milestone at `timestamp`, on
+    /// the current state (read lock).
+    pub(super) fn white_flag(
+        &self,
+        parents: &[BlockId],
+        timestamp: u32,
+    ) -> Result<Confirmation, EngineError> {
+        let st = self.read();
+        whiteflag::compute(
+            whiteflag::Store {
+                tangle: &st.tangle,
+                ledger: &st.ledger,
+                log: &self.log,
+                genesis_blob: &self.genesis.blob,
+            },
+            parents,
+            timestamp,
+            self.params(),
+            self.indexer.is_some(),
+        )
+    }
+
     /// Confirms pending milestones in index order while the next one is known.
     pub(super) fn confirm_pending(&self, replay: Replay) -> Result<(), EngineError> {
         let _guard = self
@@ -56,21 +78,7 @@ impl Engine {
         };
         let mut conf = match precomputed {
             Some(c) => c,
-            None => {
-                let st = self.read();
-                whiteflag::compute(
-                    whiteflag::Store {
-                        tangle: &st.tangle,
-                        ledger: &st.ledger,
-                        log: &self.log,
-                        genesis_blob: &self.genesis.blob,
-                    },
-                    &m.parents,
-                    m.timestamp,
-                    self.params(),
-                    self.indexer.is_some(),
-                )?
-            }
+            None => self.white_flag(&m.parents, m.timestamp)?,
         };
         let mut st = self.write();
         st.pending.remove(&m.index);

@@ -61,21 +61,7 @@ impl Engine {
                 last.map_or([0; 32], |l| l.milestone_id),
             )
         };
-        let conf = {
-            let st = self.read();
-            whiteflag::compute(
-                whiteflag::Store {
-                    tangle: &st.tangle,
-                    ledger: &st.ledger,
-                    log: &self.log,
-                    genesis_blob: &self.genesis.blob,
-                },
-                &parents,
-                timestamp,
-                self.params(),
-                self.indexer.is_some(),
-            )?
-        };
+        let conf = self.white_flag(&parents, timestamp)?;
         let mut milestone = Milestone {
             index,
             timestamp,
