@@ -1,0 +1,79 @@
+//! Appending records: the write path and segment rolls.
+
+use super::*;
+
+impl Log {
+    /// Appends a v2 block; its id is BLAKE2b-256 of `bytes`.
+    ///
+    /// Returns once the record is as durable as the configured [`Durability`] promises. If a
+    /// block with the same id is stored already, nothing is written and its location is
+    /// returned with `inserted == false` (after waiting for its durability, like a new one).
+    ///
+    /// # Errors
+    /// [`LogError::RecordTooLarge`], I/O errors, [`LogError::Poisoned`] after a failed fsync,
+    /// [`LogError::Full`].
+    pub fn append_v2(&self, bytes: &[u8]) -> Result<Appended, LogError> {
+        let (appended, durable) = self.append_v2_nowait(bytes)?;
+        self.wait_durable_at(durable)?;
+        Ok(appended)
+    }
+
+    /// Appends a v2 block like [`Log::append_v2`] but returns as soon as the record is
+    /// written (readable, not yet durable in group-commit mode): acknowledge it only after
+    /// [`Log::wait_durable_at`] or [`Log::on_durable`] reports the returned position durable.
+    /// For a block stored already, the position is that record's.
+    ///
+    /// # Errors
+    /// As [`Log::append_v2`], except the fsync outcome, which the wait reports.
+    pub fn append_v2_nowait(&self, bytes: &[u8]) -> Result<(Appended, Durable), LogError> {
+        let id = BlockId::V2(ledger_codec::hash::blake2b256(bytes));
+        self.append_nowait(&id, bytes)
+    }
+
+    /// Appends a v3 block under the id the caller computed (hash and slot).
+    ///
+    /// Same contract as [`Log::append_v2`].
+    ///
+    /// # Errors
+    /// As [`Log::append_v2`].
+    pub fn append_v3(&self, id: [u8; 36], bytes: &[u8]) -> Result<Appended, LogError> {
+        self.append(&BlockId::V3(id), bytes)
+    }
+}
+
+impl Inner {
+    /// Seals the active segment and starts the next one. Order: seal frame, fsync, create the
+    /// next segment (itself fsynced, renamed into place, directory fsynced).
+    pub(super) fn roll(&self, w: &mut Writer) -> Result<(), LogError> {
+        let seg = self.segment(w.segment)?;
+        let mut body = [0u8; format::SEAL_BODY_LEN];
+        body[..4].copy_from_slice(&w.records.to_le_bytes());
+        body[4..].copy_from_slice(&w.offset.to_le_bytes());
+        w.buf.clear();
+        format::encode_frame(&mut w.buf, KIND_SEAL, &[], &body);
+        seg.file
+            .write_all_at(&w.buf, u64::from(w.offset))
+            .map_err(|e| LogError::io("write seal", &seg.path, e))?;
+        if let Err(e) = seg.file.sync_data() {
+            self.poison();
+            return Err(LogError::io("fsync", &seg.path, e));
+        }
+        let next = w
+            .segment
+            .checked_add(1)
+            .ok_or(LogError::Full("too many segments"))?;
+        if next >= segment::MAX_SEGMENTS {
+            return Err(LogError::Full("too many segments"));
+        }
+        let created = Segment::create(&self.dir, next, self.config.segment_size)?;
+        self.segments.install(created)?;
+        *w = Writer {
+            segment: next,
+            offset: HEADER_LEN as u32,
+            size: self.config.segment_size,
+            records: 0,
+            buf: std::mem::take(&mut w.buf),
+        };
+        Ok(())
+    }
+}
