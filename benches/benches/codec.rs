@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ledger_codec::nova;
@@ -22,23 +21,8 @@ use ledger_codec::types::{parse_hex, Bytes, Fixed, Hash32, U256};
 use ledger_codec::Codec;
 use serde_json::Value;
 
-/// The repository's vendored test vectors (`vectors/`).
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(ledger_codec::VECTORS_DIR)
-}
-
 fn load(generation: &str, file: &str) -> Vec<Value> {
-    let path = vectors_dir().join(generation).join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    match serde_json::from_str(&text).expect("vector file is JSON") {
-        Value::Array(a) => a,
-        Value::Object(mut o) => match o.remove("vectors") {
-            Some(Value::Array(a)) => a,
-            _ => panic!("{}: no vector list", path.display()),
-        },
-        _ => panic!("{}: neither a list nor an object", path.display()),
-    }
+    ledger_test_support::load_entries(generation, file)
 }
 
 fn hex_field(v: &Value, field: &str) -> Vec<u8> {

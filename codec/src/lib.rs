@@ -26,8 +26,4 @@ pub mod wire;
 
 pub use error::{Context, Error, ErrorKind, Result};
 
-/// The repository's own copy of the public test vectors (`vectors/` at the repository root),
-/// read by the data-driven tests and the benchmarks of every crate.
-#[doc(hidden)]
-pub const VECTORS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors");
 pub use wire::{Codec, Reader};

@@ -1,6 +1,6 @@
 //! Ed25519 (ZIP-215) verdicts: the shared vectors, and batch ≡ single.
 
-mod common;
+use ledger_test_support as common;
 
 use ledger_codec::ed25519::{self, Item, SigningKey};
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! and JSON; mutated vector blocks never panic the decoder or validator and,
 //! when they decode, re-encode to the same bytes.
 
-mod common;
+use ledger_test_support as common;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! Data-driven tests over `vectors/nova`: decode, byte-exact JSON round
 //! trips both ways, every id, signatures and work scores.
 
-mod common;
+use ledger_test_support as common;
 
 use ledger_codec::nova::block::{block_id_from_bytes, check_block_syntax, Block, Payload};
 use ledger_codec::nova::commitment::Commitment;

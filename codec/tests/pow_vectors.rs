@@ -1,7 +1,7 @@
 //! Data-driven PoW tests: Curl-P-81 (300 legacy vectors), b1t6 (TIP-5) and
 //! TIP-12 scores and nonces, scalar and bit-sliced.
 
-mod common;
+use ledger_test_support as common;
 
 use std::sync::atomic::AtomicBool;
 

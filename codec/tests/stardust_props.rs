@@ -1,7 +1,7 @@
 //! Property tests: random valid v2 blocks of every payload kind round-trip
 //! through bytes and JSON; mutated or truncated valid bytes never panic.
 
-mod common;
+use ledger_test_support as common;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 //! the ZIP-215 file, which belong to other modules, and the OpenAPI yaml).
 //! Every failure names its vector; all failures of a file are reported together.
 
-mod common;
+use ledger_test_support as common;
 
 use std::borrow::Cow;
 

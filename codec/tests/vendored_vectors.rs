@@ -1,8 +1,6 @@
 //! The repository carries its own copy of the public test vectors: every file the
 //! data-driven tests read is present, parses as JSON and holds vectors.
 
-use std::path::Path;
-
 /// Every vector file of the public set (a byte-identical copy of it).
 const FILES: &[&str] = &[
     "nova/blocks.json",
@@ -44,7 +42,7 @@ const FILES: &[&str] = &[
 
 #[test]
 fn every_vector_file_is_vendored_and_non_empty() {
-    let root = Path::new(ledger_codec::VECTORS_DIR);
+    let root = ledger_test_support::vectors_dir();
     assert!(root.is_dir(), "{} is missing", root.display());
     for file in FILES {
         let path = root.join(file);

@@ -437,8 +437,7 @@ mod tests {
         // The real signed transaction of the vectors, wrapped in a block.
         let v: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(
-                std::path::Path::new(ledger_codec::VECTORS_DIR)
-                    .join("stardust/transaction_payloads.json"),
+                ledger_test_support::vectors_dir().join("stardust/transaction_payloads.json"),
             )
             .unwrap(),
         )

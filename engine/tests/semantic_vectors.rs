@@ -4,8 +4,7 @@
 //! without its consumed output, and one real prepared essence
 //! (`sigUnlockPreparedTx.json`) with its consumed output but without a signature.
 
-#[path = "../../codec/tests/common/mod.rs"]
-mod common;
+use ledger_test_support as common;
 
 use std::borrow::Cow;
 

@@ -8,8 +8,7 @@
 //! no transaction gets the applied Merkle root that every real milestone of the vectors
 //! carries (`0x0e5751c0…`, the root of the empty list).
 
-#[path = "../../codec/tests/common/mod.rs"]
-mod common;
+use ledger_test_support as common;
 
 use ledger_codec::{stardust::Block, Codec};
 use ledger_engine::{

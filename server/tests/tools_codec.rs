@@ -2,7 +2,6 @@
 
 use std::{
     io::Write,
-    path::PathBuf,
     process::{Command, Stdio},
 };
 
@@ -11,19 +10,8 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ledger-node");
 
-/// The repository's vendored test vectors (`vectors/`).
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(ledger_codec::VECTORS_DIR)
-}
-
 fn entries(file: &str) -> Vec<Value> {
-    let path = vectors_dir().join("stardust").join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    match serde_json::from_str(&text).expect("vector JSON") {
-        Value::Array(a) => a,
-        other => panic!("{file} is not a list: {other}"),
-    }
+    ledger_test_support::load_entries("stardust", file)
 }
 
 fn blocks() -> Vec<Value> {

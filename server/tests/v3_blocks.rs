@@ -13,6 +13,7 @@ use std::{
 };
 
 use common::{Reply, TestNode};
+use ledger_test_support::{hex_bytes, nova_negative::expected};
 use serde_json::{json, Value};
 
 const BLOCKS: &str = "/api/core/v3/blocks";
@@ -22,31 +23,13 @@ const V3_BINARY_ALIAS: &str = "application/vnd.iota.serializer-v2";
 
 // ---- vectors ------------------------------------------------------------------------------
 
-/// The repository's vendored test vectors (`vectors/`).
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(ledger_codec::VECTORS_DIR)
-}
-
 /// The `vectors` list of `vectors/nova/<file>`.
 fn load(file: &str) -> Vec<Value> {
-    let path = vectors_dir().join("nova").join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let value: Value = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("bad JSON in {}: {e}", path.display()));
-    value["vectors"]
-        .as_array()
-        .cloned()
-        .unwrap_or_else(|| panic!("{} has no vectors list", path.display()))
+    ledger_test_support::load_entries("nova", file)
 }
 
 fn name(v: &Value) -> &str {
     v["name"].as_str().expect("vector name")
-}
-
-fn hex_bytes(name: &str, s: &str) -> Vec<u8> {
-    hex::decode(s.strip_prefix("0x").unwrap_or(s))
-        .unwrap_or_else(|e| panic!("vector {name:?}: bad hex: {e}"))
 }
 
 /// Protocol parameters JSON by reference (`protocol_parameters.json#<name>`).
@@ -270,44 +253,6 @@ fn vector_blocks_with_known_syntactic_errors_are_400() {
 }
 
 // ---- negative cases -----------------------------------------------------------------------
-
-/// What the 400 message of each negative case must mention (lower case); the same reasons
-/// the codec's own negative test checks.
-fn expected(name: &str) -> &'static [&'static str] {
-    match name {
-        "trailing-byte" => &["trailing"],
-        "truncated" => &["unexpected end"],
-        "payload-length-too-large" | "payload-length-too-small" => &["payload", "length"],
-        "unknown-body-type" => &["body", "unknown"],
-        "unknown-payload-type" => &["payload", "unknown"],
-        "unknown-signature-type" => &["signature", "unknown"],
-        "zero-strong-parents" | "nine-strong-parents" => &["strongparents", "out of range"],
-        "strong-parents-unsorted" => &["strongparents", "not sorted"],
-        "strong-parents-duplicate" => &["duplicate parent"],
-        "weak-parent-overlaps-strong" => &["weak parents must be disjoint"],
-        "wrong-network-id" => &["network id mismatch"],
-        "wrong-protocol-version" => &["protocol version"],
-        "tag-too-long" => &["tag"],
-        "commitment-too-old" => &["commitment too old"],
-        "commitment-too-recent" => &["commitment too recent"],
-        "block-signature-bitflip" => &["invalid block signature"],
-        "unlock-count-mismatch" => &["unlock count"],
-        "capabilities-trailing-zero" => &["capabilities"],
-        "context-inputs-unsorted" => &["contextinputs", "not sorted"],
-        "duplicate-input" => &["duplicate input"],
-        "tx-wrong-network-id" => &["transaction network id mismatch"],
-        "tx-creation-slot-after-block-slot" => &["creation slot"],
-        "zero-amount-output" => &["amount must be > 0"],
-        "allotments-unsorted" => &["allotments", "not sorted"],
-        "json-u64-as-json-number" => &["decimal string"],
-        "json-u32-as-json-string" => &["invalid type: string"],
-        "json-hex-without-0x" => &["0x"],
-        "json-fixed-array-wrong-length" => &["expected 32 bytes"],
-        "json-missing-required-field" => &["missing field `issuingtime`"],
-        "json-body-type-mismatch" => &["unknown field"],
-        other => panic!("negative case {other:?} has no expectation in this test"),
-    }
-}
 
 /// Every case of negative_blocks.json is a 400 with its reason: `bytes` and
 /// `bytesIfEncodedNaively` posted as binary, `json` posted as JSON. None is stored.

@@ -3,8 +3,6 @@
 
 #![allow(dead_code)] // Each test file uses a different subset.
 
-use std::path::PathBuf;
-
 use ledger_codec::{
     keys::dev_genesis_key,
     stardust::{inputs_commitment, network_id, Block, Essence, Output, Payload, Transaction},
@@ -35,18 +33,9 @@ pub fn hex0x(bytes: &[u8]) -> String {
     format!("0x{}", hex::encode(bytes))
 }
 
-/// The repository's vendored test vectors (`vectors/`).
-pub fn vectors_dir() -> PathBuf {
-    PathBuf::from(ledger_codec::VECTORS_DIR)
-}
-
 /// Loads `vectors/stardust/<file>`.
 pub fn stardust_vectors(file: &str) -> Vec<Value> {
-    let path = vectors_dir().join("stardust").join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let v: Value = serde_json::from_str(&text).expect("vector JSON");
-    v.as_array().cloned().expect("a list of vectors")
+    ledger_test_support::load_entries("stardust", file)
 }
 
 /// Bytes of a `0x…` hex string.
