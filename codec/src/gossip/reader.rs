@@ -51,12 +51,12 @@ impl FrameReader {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        self.step(input).map_err(|e| {
+        self.step(input).inspect_err(|e| {
             // Nothing of a failed stream is worth keeping.
             self.payload = Vec::new();
+            self.header_filled = 0;
             self.current = None;
             self.failed = Some(e.clone());
-            e
         })
     }
 
@@ -78,7 +78,10 @@ impl FrameReader {
     /// Bytes of the unfinished frame held (header or payload), at most
     /// [`super::MAX_FRAME_LEN`].
     pub fn buffered(&self) -> usize {
-        self.header_filled + self.payload.len()
+        match self.current {
+            Some(_) => HEADER_LEN + self.payload.len(),
+            None => self.header_filled,
+        }
     }
 
     /// Bytes allocated for the payload buffer: never more than the payload
@@ -159,7 +162,12 @@ impl FrameReader {
             self.current = None;
             return Ok(Some(match header.message_type {
                 MessageType::Block => Message::Block(Cow::Owned(std::mem::take(&mut self.payload))),
-                fixed => Message::from_payload(fixed, &self.payload)?.into_owned(),
+                fixed => {
+                    let msg = Message::from_payload(fixed, &self.payload)?.into_owned();
+                    // The buffer (≤ 32 bytes) is kept for the next fixed frame.
+                    self.payload.clear();
+                    msg
+                }
             }));
         }
     }
