@@ -306,7 +306,6 @@ fn push_yields_every_frame_of_a_chunk_and_stops_at_an_error() {
     assert_eq!(frames.next(), None);
     // The reader took the bad header (3 bytes) and nothing after it.
     assert_eq!(frames.rest().len(), 17);
-    drop(frames);
     assert_eq!(
         reader.push(&[]).next(),
         Some(Err(FrameError::UnknownType(9)))
