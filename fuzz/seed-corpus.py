@@ -4,7 +4,7 @@
 Usage (from anywhere):  python3 fuzz/seed-corpus.py [VECTORS_DIR]
 
 VECTORS_DIR defaults to <repo>/vectors. Each corpus directory is
-emptied and refilled; file names are the sha1 of the content, so the output
+emptied and refilled (one per target); file names are the sha1 of the content, so the output
 is deterministic and duplicates collapse.
 
 Seeds per target:
@@ -18,6 +18,12 @@ Seeds per target:
   v3_block       every block byte string in nova/blocks.json and
                  nova/negative_blocks.json (including the
                  bytesIfEncodedNaively encodings of the JSON-only cases).
+  gossip_frames  a chunk-size byte (0 = 1-byte reads, 6 = 7-byte reads,
+                 255 = one read) followed by a gossip stream: one frame of
+                 each type (the Heartbeat and MilestoneRequest vectors of
+                 docs/peering.md, a BlockRequest, and a Block frame around the
+                 first v2 block vector), all four back to back, and an empty
+                 Block frame.
 
 Plus, for every target, the inputs committed under fuzz/found/<target>/
 (at most ~50 per target that fuzzing found, picked by coverage gain; see
@@ -106,6 +112,27 @@ def nova_seeds(vectors):
     return blocks
 
 
+def gossip_frame(kind, payload):
+    """One gossip TLV frame: type u8, length u16 LE, payload."""
+    return bytes([kind]) + struct.pack("<H", len(payload)) + payload
+
+
+def gossip_seeds(v2_blocks):
+    heartbeat = bytes.fromhex("040e000700000000000000070000000101")
+    milestone_request = bytes.fromhex("01040000000000")
+    block_request = gossip_frame(3, WRAP_PARENT)
+    block = gossip_frame(2, v2_blocks[0] if v2_blocks else b"")
+    streams = [
+        heartbeat,
+        milestone_request,
+        block_request,
+        block,
+        heartbeat + milestone_request + block_request + block,
+        gossip_frame(2, b""),
+    ]
+    return [bytes([chunk]) + stream for chunk in (0, 6, 255) for stream in streams]
+
+
 def found_inputs(target):
     found = FOUND / target
     if not found.is_dir():
@@ -138,6 +165,7 @@ def main():
     write_corpus("v2_block", v2_blocks)
     write_corpus("v2_block_json", v2_texts)
     write_corpus("v3_block", nova_seeds(vectors))
+    write_corpus("gossip_frames", gossip_seeds(v2_blocks))
 
 
 if __name__ == "__main__":

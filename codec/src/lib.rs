@@ -4,6 +4,8 @@
 //! - [`nova`]: v3 blocks (TIP-45/46).
 //! - [`pow`]: Curl-P-81, b1t6 and the TIP-12 proof of work.
 //! - [`ed25519`]: ZIP-215 signature verification, single and batched.
+//! - [`gossip`]: the IOTA gossip wire framing (typed messages, TLV frames, an
+//!   incremental frame reader) and its libp2p protocol id; no I/O.
 //!
 //! Decoding borrows from the input: ids, keys, tags, data and outputs are
 //! views into the caller's buffer. The same types, with owned contents
@@ -15,6 +17,7 @@ pub mod ed25519;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod gossip;
 pub mod hash;
 pub mod keys;
 pub mod merkle;
