@@ -3,7 +3,8 @@ indexer API, sends base tokens, mints an NFT and sends it on, and the receiving 
 shows both. The indexer's own answers (by address, by NFT id, paged with a small page size)
 agree with what the wallet sees.
 
-The node runs its built-in coordinator at 0.3 s, so the wallet's flows span many milestones.
+The node runs as the README starts it (built-in coordinator, a milestone every second), so the
+wallet's flows span many milestones.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ SENT_AMOUNTS = [1_000_000, 2_000_000, 3_000_000]
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    """A node whose coordinator issues a milestone every 0.3 s."""
-    yield from module_node(tmp_path_factory, coordinator_interval="0.3")
+    """The README's default node: a milestone every second."""
+    yield from module_node(tmp_path_factory, coordinator_interval="1")
 
 
 @pytest.fixture(scope="module")
