@@ -35,11 +35,13 @@ mod confirm;
 mod coordinator;
 mod keys;
 mod open;
+mod prepare;
 mod signatures;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};
 use keys::{load_or_create_key, read_key};
+pub use prepare::{payload_kind, PowStep, Prepared, V2Draft, V2Fields};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]

@@ -27,8 +27,9 @@ use ledger_codec::{
     Codec,
 };
 use ledger_engine::{
+    payload_kind,
     tangle::{BlockMeta, Inclusion, TipScore},
-    Engine, SubmitError,
+    Engine, PowStep, Prepared, SubmitError, V2Draft, V2Fields,
 };
 
 use crate::{
@@ -40,9 +41,6 @@ use crate::{
 
 /// Longest the node searches for a nonce before answering 503.
 pub const POW_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Length of the nonce at the end of a block.
-const NONCE_LEN: usize = 8;
 
 /// Body of a successful submit.
 #[derive(Debug, Clone, Serialize)]
@@ -65,12 +63,13 @@ pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Resp
     answer
 }
 
-/// The work of [`submit`]: decode, fill in, store, wait for durability.
+/// The work of [`submit`]: read the body by media type, let the engine complete and check the
+/// block, search a nonce where needed, store, wait for durability.
 async fn store(state: &AppState, body: RawBody) -> Result<Response, ApiError> {
     let engine = Arc::clone(state.engine()?);
-    let (bytes, auto_parents) = match body.media.encoding() {
-        Encoding::Json => from_json(&engine, &body.bytes)?,
-        Encoding::V2Binary => from_binary(&engine, &body.bytes)?,
+    let draft = match body.media.encoding() {
+        Encoding::Json => json_draft(&body.bytes)?,
+        Encoding::V2Binary => V2Draft::Bytes(body.bytes.to_vec()),
         Encoding::V3Binary => {
             return Err(ApiError::UnsupportedMediaType(format!(
                 "{} (v2 blocks are application/vnd.ledger.serializer-v1 or JSON)",
@@ -78,8 +77,13 @@ async fn store(state: &AppState, body: RawBody) -> Result<Response, ApiError> {
             )))
         }
     };
-    tracing::trace!(len = bytes.len(), auto_parents, "v2 block submitted");
-    let bytes = fill_nonce(state, &engine, bytes).await?;
+    let prepared = engine.prepare_v2(draft).map_err(submit_error)?;
+    tracing::trace!(
+        len = prepared.bytes.len(),
+        parents_filled = prepared.parents_filled,
+        "v2 block submitted"
+    );
+    let bytes = proof_of_work(state, &engine, prepared).await?;
     // Syntax (strict decoding) is the engine's first check: its error is the same 400.
     // Blocks without heavy checks are stored on this thread; transactions (signatures) and
     // milestones (confirmation) on the blocking pool.
@@ -118,65 +122,12 @@ fn is_light(bytes: &[u8]) -> bool {
     )
 }
 
-/// The payload type read from the wire layout (version, parent count, parents, payload
-/// length, type); `None` without a payload or when the bytes are too short to say (strict
-/// decoding reports those).
-fn payload_kind(bytes: &[u8]) -> Option<u32> {
-    let at = 2 + 32 * usize::from(*bytes.get(1)?);
-    let word = |i: usize| {
-        bytes
-            .get(i..i + 4)
-            .and_then(|w| <[u8; 4]>::try_from(w).ok())
-            .map(u32::from_le_bytes)
-    };
-    match word(at)? {
-        0 => None,
-        _ => word(at + 4),
-    }
-}
-
 /// The HTTP error for a refused submit.
 fn submit_error(e: SubmitError) -> ApiError {
     match e {
         SubmitError::Invalid(_) => ApiError::bad_request(e.to_string()),
         SubmitError::Unavailable(m) => ApiError::unavailable(m),
         other => ApiError::internal(other),
-    }
-}
-
-/// Parents for a block that came without: up to 4 tips, or 503.
-fn auto_parents(engine: &Engine) -> Result<Vec<[u8; 32]>, ApiError> {
-    let parents = engine.select_parents();
-    if parents.is_empty() {
-        return Err(ApiError::unavailable(
-            "no parents were given and no tips are available to fill them in",
-        ));
-    }
-    Ok(parents)
-}
-
-/// Network id rule (before PoW, as Hornet): a transaction must name this network.
-fn check_network(engine: &Engine, block: &Block<'_>) -> Result<(), ApiError> {
-    if let Some(Payload::Transaction(tx)) = &block.payload {
-        let want = engine.params().network_id();
-        if tx.essence.network_id != want {
-            return Err(invalid(format!(
-                "wrong networkID: {} (this network's id is {want})",
-                tx.essence.network_id
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn check_version(engine: &Engine, version: u64) -> Result<(), ApiError> {
-    let want = engine.params().version;
-    if version == u64::from(want) {
-        Ok(())
-    } else {
-        Err(invalid(format!(
-            "protocolVersion invalid: {version} (expected {want})"
-        )))
     }
 }
 
@@ -202,139 +153,55 @@ struct JsonParents(
     #[serde(with = "ledger_codec::types::fixed_list")] ledger_codec::types::FixedList<'static, 32>,
 );
 
-/// A JSON block: checks the version and the parentless rules, fills in parents and nonce,
-/// then builds the wire bytes (serde shape errors are 400s). The payload is read straight
-/// from the body into the codec's model, without an intermediate JSON tree.
-fn from_json(engine: &Engine, body: &[u8]) -> Result<(Vec<u8>, bool), ApiError> {
+/// The fields of a JSON block (serde shape errors are 400s). The payload is read straight
+/// from the body into the codec's model, without an intermediate JSON tree; the rules on the
+/// fields are the engine's ([`Engine::prepare_v2`]).
+fn json_draft(body: &[u8]) -> Result<V2Draft, ApiError> {
     let json_error = |e: serde_json::Error| invalid(format!("invalid JSON: {e}"));
     // serde would read a struct from an array too.
     if body.trim_ascii_start().first() != Some(&b'{') {
         return Err(invalid("invalid JSON: the body must be a JSON object"));
     }
     let submit: SubmitJson = serde_json::from_slice(body).map_err(json_error)?;
-    let version = match &submit.protocol_version {
+    let protocol_version = match &submit.protocol_version {
         None => return Err(invalid("protocolVersion is missing")),
         Some(v) => v
             .as_u64()
             .ok_or_else(|| invalid(format!("protocolVersion invalid: {v}")))?,
     };
-    check_version(engine, version)?;
-    let protocol_version = u8::try_from(version).map_err(ApiError::internal)?;
     // A missing or empty nonce is 0 (Hornet).
     let nonce = match submit.nonce {
         None | Some(Value::Null) => 0,
         Some(Value::String(s)) if s.is_empty() => 0,
         Some(v) => ledger_codec::types::u64_str::deserialize(v).map_err(json_error)?,
     };
-    let no_parents = match &submit.parents {
-        None | Some(Value::Null) => true,
-        Some(Value::Array(a)) => a.is_empty(),
-        Some(_) => false,
+    let parents = match submit.parents {
+        None | Some(Value::Null) => None,
+        Some(given) => Some(
+            serde_json::from_value::<JsonParents>(given)
+                .map_err(json_error)?
+                .0,
+        ),
     };
-    let parents = if no_parents {
-        if nonce != 0 {
-            return Err(invalid("no parents were given but nonce was != 0"));
-        }
-        auto_parents(engine)?.into()
-    } else {
-        let given = submit.parents.unwrap_or_default();
-        serde_json::from_value::<JsonParents>(given)
-            .map_err(json_error)?
-            .0
-    };
-    let block = Block {
+    Ok(V2Draft::Fields(Box::new(V2Fields {
         protocol_version,
         parents,
         payload: submit.payload,
         nonce,
-    };
-    check_network(engine, &block)?;
-    let bytes = block.to_bytes();
-    // The JSON must describe exactly these bytes: a list longer than its length prefix
-    // allows would encode to something else.
-    match Block::decode(&bytes) {
-        Ok(back) if back == block => {}
-        Ok(_) => {
-            return Err(invalid(
-                "a list or byte string is longer than its length prefix allows",
-            ))
-        }
-        // Decoding errors are syntax: reported after the PoW step, as Hornet orders them.
-        Err(_) => {}
-    }
-    Ok((bytes, no_parents))
+    })))
 }
 
-/// A binary block: version byte first; a block with zero parents gets them filled in
-/// (its nonce must be 0); then strict decoding.
-fn from_binary(engine: &Engine, body: &[u8]) -> Result<(Vec<u8>, bool), ApiError> {
-    let Some(&version) = body.first() else {
-        return Err(invalid("request body is empty"));
-    };
-    check_version(engine, u64::from(version))?;
-    let mut bytes = body.to_vec();
-    let no_parents = body.get(1) == Some(&0);
-    if no_parents {
-        let nonce = body
-            .len()
-            .checked_sub(NONCE_LEN)
-            .filter(|&at| at >= 2)
-            .and_then(|at| body.get(at..))
-            .ok_or_else(|| invalid("block is too short"))?;
-        if nonce.iter().any(|&b| b != 0) {
-            return Err(invalid("no parents were given but nonce was != 0"));
-        }
-        let parents = auto_parents(engine)?;
-        let count = u8::try_from(parents.len()).map_err(ApiError::internal)?;
-        let rest = body.get(2..).unwrap_or_default();
-        bytes = Vec::with_capacity(body.len() + 32 * parents.len());
-        bytes.push(version);
-        bytes.push(count);
-        for p in &parents {
-            bytes.extend_from_slice(p);
-        }
-        bytes.extend_from_slice(rest);
-    }
-    // Network id needs a transaction's essence; a block that does not decode fails
-    // syntax below.
-    if payload_kind(&bytes) == Some(ledger_codec::stardust::Transaction::KIND) {
-        if let Ok(block) = Block::decode(&bytes) {
-            check_network(engine, &block)?;
-        }
-    }
-    Ok((bytes, no_parents))
-}
-
-/// The PoW step: a nonce of 0 below the minimum score is mined here (or 503 when this node
-/// does no PoW); a non-zero nonce below the score is a 400. Milestones carry nonce 0 and are
-/// exempt.
-async fn fill_nonce(
+/// The PoW step the engine asked for: none, or a nonce search on the shared pool (503 when
+/// this node does no PoW, or when the search does not finish in [`POW_TIMEOUT`]).
+async fn proof_of_work(
     state: &AppState,
     engine: &Arc<Engine>,
-    mut bytes: Vec<u8>,
+    prepared: Prepared,
 ) -> Result<Vec<u8>, ApiError> {
-    let min_score = engine.params().min_pow_score;
-    if min_score == 0 || ledger_codec::pow::meets_score(&bytes, min_score) {
+    let mut bytes = prepared.bytes;
+    let PowStep::Search { body_len } = prepared.pow else {
         return Ok(bytes);
-    }
-    let Some(body_len) = bytes.len().checked_sub(NONCE_LEN) else {
-        return Err(invalid("block is too short"));
     };
-    let nonce_zero = bytes
-        .get(body_len..)
-        .is_some_and(|n| n.iter().all(|&b| b == 0));
-    if !nonce_zero {
-        return Err(invalid(format!(
-            "block has insufficient PoW score {:.2} (minimum {min_score})",
-            ledger_codec::pow::pow_score(&bytes)
-        )));
-    }
-    // Milestone payloads are exempt; a block that does not decode fails syntax next.
-    match Block::decode(&bytes) {
-        Ok(b) if matches!(b.payload, Some(Payload::Milestone(_))) => return Ok(bytes),
-        Err(_) => return Ok(bytes),
-        Ok(_) => {}
-    }
     if !state.pow {
         return Err(ApiError::unavailable(format!(
             "failed to attach block: {POW_UNAVAILABLE}"

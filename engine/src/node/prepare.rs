@@ -1,0 +1,256 @@
+//! Completing a client's v2 block before it is stored: the rules of `decisions.md` that come
+//! before the proof of work, in their order (protocol version, the parentless rules, parents
+//! the node fills in, network id), then whether the node has to search a nonce. Syntax,
+//! signatures and milestone rules follow in [`Engine::submit_v2_nowait`]; gossip hands
+//! complete blocks straight to that.
+
+use ledger_codec::types::FixedList;
+
+use super::*;
+
+/// Length of the nonce at the end of a v2 block.
+const NONCE_LEN: usize = 8;
+
+/// A v2 block as a client sent it.
+#[derive(Debug, Clone)]
+pub enum V2Draft {
+    /// Wire bytes. Zero parents asks the node to fill them in (the nonce must then be 0).
+    Bytes(Vec<u8>),
+    /// The fields of the JSON form.
+    Fields(Box<V2Fields>),
+}
+
+/// The fields of a v2 block's JSON form. No parents (or an empty list) asks the node to fill
+/// them in (the nonce must then be 0); a nonce of 0 asks for PoW where the network needs it.
+#[derive(Debug, Clone)]
+pub struct V2Fields {
+    /// `protocolVersion` as given.
+    pub protocol_version: u64,
+    /// `parents`, if given.
+    pub parents: Option<FixedList<'static, 32>>,
+    /// The payload.
+    pub payload: Option<Payload<'static>>,
+    /// `nonce` (0 when missing).
+    pub nonce: u64,
+}
+
+/// What the proof-of-work step has to do with a prepared block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowStep {
+    /// The block is done: its score suffices, or it is exempt, or it fails syntax next.
+    Done,
+    /// The nonce is 0 and the score too low: search a nonce for the first `body_len` bytes
+    /// ([`Engine::mine`]) and write it at the end.
+    Search {
+        /// Bytes before the nonce.
+        body_len: usize,
+    },
+}
+
+/// A block that passed the rules before PoW.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// Its wire bytes (parents filled in where asked).
+    pub bytes: Vec<u8>,
+    /// Whether the node chose the parents.
+    pub parents_filled: bool,
+    /// The proof-of-work step still to do.
+    pub pow: PowStep,
+}
+
+fn invalid(message: impl std::fmt::Display) -> SubmitError {
+    SubmitError::Invalid(message.to_string())
+}
+
+impl Engine {
+    /// Runs the rules before PoW on a client's block and fills in its parents where asked.
+    ///
+    /// # Errors
+    /// [`SubmitError::Invalid`] for a broken rule (the message names it);
+    /// [`SubmitError::Unavailable`] when parents are asked for and there is no tip.
+    pub fn prepare_v2(&self, draft: V2Draft) -> Result<Prepared, SubmitError> {
+        let (bytes, parents_filled) = match draft {
+            V2Draft::Bytes(bytes) => self.prepare_bytes(bytes)?,
+            V2Draft::Fields(f) => {
+                let V2Fields {
+                    protocol_version,
+                    parents,
+                    payload,
+                    nonce,
+                } = *f;
+                self.prepare_fields(protocol_version, parents, payload, nonce)?
+            }
+        };
+        let pow = self.pow_step(&bytes)?;
+        Ok(Prepared {
+            bytes,
+            parents_filled,
+            pow,
+        })
+    }
+
+    fn check_version(&self, version: u64) -> Result<u8, SubmitError> {
+        let want = self.params().version;
+        u8::try_from(version)
+            .ok()
+            .filter(|v| *v == want)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "protocolVersion invalid: {version} (expected {want})"
+                ))
+            })
+    }
+
+    /// Parents for a block that came without: up to 4 tips.
+    fn fill_parents(&self) -> Result<Vec<BlockId>, SubmitError> {
+        let parents = self.select_parents();
+        if parents.is_empty() {
+            return Err(SubmitError::Unavailable(
+                "no parents were given and no tips are available to fill them in".into(),
+            ));
+        }
+        Ok(parents)
+    }
+
+    /// Network id rule (before PoW, as Hornet): a transaction must name this network.
+    fn check_network(&self, block: &Block<'_>) -> Result<(), SubmitError> {
+        if let Some(Payload::Transaction(tx)) = &block.payload {
+            let want = self.params().network_id();
+            if tx.essence.network_id != want {
+                return Err(invalid(format!(
+                    "wrong networkID: {} (this network's id is {want})",
+                    tx.essence.network_id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Wire bytes: version byte first; zero parents get them filled in (nonce 0 required).
+    fn prepare_bytes(&self, body: Vec<u8>) -> Result<(Vec<u8>, bool), SubmitError> {
+        let Some(&version) = body.first() else {
+            return Err(invalid("request body is empty"));
+        };
+        self.check_version(u64::from(version))?;
+        let no_parents = body.get(1) == Some(&0);
+        let bytes = if no_parents {
+            let nonce = body
+                .len()
+                .checked_sub(NONCE_LEN)
+                .filter(|&at| at >= 2)
+                .and_then(|at| body.get(at..))
+                .ok_or_else(|| invalid("block is too short"))?;
+            if nonce.iter().any(|&b| b != 0) {
+                return Err(invalid("no parents were given but nonce was != 0"));
+            }
+            let parents = self.fill_parents()?;
+            let count = u8::try_from(parents.len())
+                .map_err(|_| SubmitError::Internal("more than 255 parents selected".into()))?;
+            let rest = body.get(2..).unwrap_or_default();
+            let mut bytes = Vec::with_capacity(body.len() + 32 * parents.len());
+            bytes.push(version);
+            bytes.push(count);
+            for p in &parents {
+                bytes.extend_from_slice(p);
+            }
+            bytes.extend_from_slice(rest);
+            bytes
+        } else {
+            body
+        };
+        // The network id needs a transaction's essence; a block that does not decode fails
+        // syntax after PoW.
+        if payload_kind(&bytes) == Some(ledger_codec::stardust::Transaction::KIND) {
+            if let Ok(block) = Block::decode(&bytes) {
+                self.check_network(&block)?;
+            }
+        }
+        Ok((bytes, no_parents))
+    }
+
+    /// The JSON form's fields: version, parentless rules, parents, network; then the bytes.
+    fn prepare_fields(
+        &self,
+        version: u64,
+        parents: Option<FixedList<'static, 32>>,
+        payload: Option<Payload<'static>>,
+        nonce: u64,
+    ) -> Result<(Vec<u8>, bool), SubmitError> {
+        let protocol_version = self.check_version(version)?;
+        let no_parents = parents.as_ref().is_none_or(|p| p.is_empty());
+        let parents = match parents {
+            Some(p) if !no_parents => p,
+            _ => {
+                if nonce != 0 {
+                    return Err(invalid("no parents were given but nonce was != 0"));
+                }
+                self.fill_parents()?.into()
+            }
+        };
+        let block = Block {
+            protocol_version,
+            parents,
+            payload,
+            nonce,
+        };
+        self.check_network(&block)?;
+        let bytes = block.to_bytes();
+        // The fields must describe exactly these bytes: a list longer than its length prefix
+        // allows would encode to something else.
+        match Block::decode(&bytes) {
+            Ok(back) if back == block => {}
+            Ok(_) => {
+                return Err(invalid(
+                    "a list or byte string is longer than its length prefix allows",
+                ))
+            }
+            // Decoding errors are syntax: reported after the PoW step, as Hornet orders them.
+            Err(_) => {}
+        }
+        Ok((bytes, no_parents))
+    }
+
+    /// The PoW rule: enough score, or nonce 0 (the node searches one), else refused;
+    /// milestones are exempt.
+    fn pow_step(&self, bytes: &[u8]) -> Result<PowStep, SubmitError> {
+        let min_score = self.params().min_pow_score;
+        if min_score == 0 || ledger_codec::pow::meets_score(bytes, min_score) {
+            return Ok(PowStep::Done);
+        }
+        let Some(body_len) = bytes.len().checked_sub(NONCE_LEN) else {
+            return Err(invalid("block is too short"));
+        };
+        let nonce_zero = bytes
+            .get(body_len..)
+            .is_some_and(|n| n.iter().all(|&b| b == 0));
+        if !nonce_zero {
+            return Err(invalid(format!(
+                "block has insufficient PoW score {:.2} (minimum {min_score})",
+                ledger_codec::pow::pow_score(bytes)
+            )));
+        }
+        // Milestone payloads are exempt; a block that does not decode fails syntax next.
+        match Block::decode(bytes) {
+            Ok(b) if matches!(b.payload, Some(Payload::Milestone(_))) => Ok(PowStep::Done),
+            Err(_) => Ok(PowStep::Done),
+            Ok(_) => Ok(PowStep::Search { body_len }),
+        }
+    }
+}
+
+/// The payload type read from the wire layout (version, parent count, parents, payload
+/// length, type); `None` without a payload or when the bytes are too short to say (strict
+/// decoding reports those).
+pub fn payload_kind(bytes: &[u8]) -> Option<u32> {
+    let at = 2 + 32 * usize::from(*bytes.get(1)?);
+    let word = |i: usize| {
+        bytes
+            .get(i..i + 4)
+            .and_then(|w| <[u8; 4]>::try_from(w).ok())
+            .map(u32::from_le_bytes)
+    };
+    match word(at)? {
+        0 => None,
+        _ => word(at + 4),
+    }
+}
