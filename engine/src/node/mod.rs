@@ -26,7 +26,7 @@ use crate::genesis::Genesis;
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
 use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
 use crate::richlist::{AddressKey, RichList, RichListError};
-use crate::tangle::{BlockId, BlockMeta, Inclusion, Tangle, TipScore, TipScoring};
+use crate::tangle::{BlockId, Inclusion, Tangle, TipScore, TipScoring};
 use crate::timing::TimingObserver;
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId, OutputRow};
 use crate::watermark::Watermark;
@@ -117,6 +117,25 @@ pub struct V3Submitted {
     pub block_id: [u8; 36],
     /// False when the block was already known.
     pub inserted: bool,
+}
+
+/// A block as the API reports it: its parents, solidity, confirmation and tip advice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockStatus {
+    /// Its parents, in wire order.
+    pub parents: Vec<BlockId>,
+    /// Whether its whole past cone is known.
+    pub solid: bool,
+    /// The milestone that referenced it, once one has.
+    pub referenced_by: Option<u32>,
+    /// Its position in that milestone's white-flag order.
+    pub white_flag_index: Option<u32>,
+    /// Its ledger inclusion state.
+    pub inclusion: Inclusion,
+    /// The index of the milestone it carries, for milestone blocks.
+    pub milestone_index: Option<u32>,
+    /// Its tip score at the current CMI (solid, unreferenced blocks only).
+    pub tip_score: Option<TipScore>,
 }
 
 /// The outputs one milestone created and consumed.
@@ -261,17 +280,19 @@ impl Engine {
         self.log.get(&LogId::V2(*id)).map(|r| r.bytes())
     }
 
-    /// Metadata of block `id`.
-    pub fn block_meta(&self, id: &BlockId) -> Option<BlockMeta> {
-        self.read().tangle.get(id).cloned()
-    }
-
-    /// Metadata of `id` with its tip score at the current CMI (`None` unless
-    /// solid and unreferenced), read under one lock.
-    pub fn block_meta_scored(&self, id: &BlockId) -> Option<(BlockMeta, Option<TipScore>)> {
+    /// What the API tells about block `id` (see [`BlockStatus`]), read under one lock.
+    pub fn block_status(&self, id: &BlockId) -> Option<BlockStatus> {
         let st = self.read();
-        let meta = st.tangle.get(id)?.clone();
-        Some((meta, st.tangle.tip_score(id)))
+        let meta = st.tangle.get(id)?;
+        Some(BlockStatus {
+            parents: meta.parents.clone(),
+            solid: meta.solid,
+            referenced_by: meta.referenced_by,
+            white_flag_index: meta.white_flag_index,
+            inclusion: meta.inclusion,
+            milestone_index: meta.milestone_index,
+            tip_score: st.tangle.tip_score(id),
+        })
     }
 
     /// The ledger index, and the confirmed milestone.

@@ -27,9 +27,8 @@ use ledger_codec::{
     Codec,
 };
 use ledger_engine::{
-    payload_kind,
-    tangle::{BlockMeta, Inclusion, TipScore},
-    Engine, PowStep, Prepared, SubmitError, V2Draft, V2Fields,
+    payload_kind, tangle::Inclusion, BlockStatus, Engine, PowStep, Prepared, SubmitError, V2Draft,
+    V2Fields,
 };
 
 use crate::{
@@ -300,9 +299,8 @@ pub struct BlockMetadata {
 }
 
 impl BlockMetadata {
-    /// Builds the metadata of block `id`; `score` is its tip score at the
-    /// current CMI (solid, unreferenced blocks only).
-    pub fn new(id: &[u8; 32], meta: &BlockMeta, score: Option<TipScore>) -> Self {
+    /// Builds the metadata of block `id` from what the engine reports.
+    pub fn new(id: &[u8; 32], meta: &BlockStatus) -> Self {
         let mut m = Self {
             block_id: to_hex(id),
             parents: meta.parents.iter().map(|p| to_hex(p)).collect(),
@@ -328,7 +326,7 @@ impl BlockMetadata {
                 m.conflict_reason = reason.filter(|&c| c != 0);
             }
             (None, _) => {
-                if let Some(score) = score {
+                if let Some(score) = meta.tip_score {
                     let (promote, reattach) = score.promote_reattach();
                     m.should_promote = Some(promote);
                     m.should_reattach = Some(reattach);
@@ -341,10 +339,10 @@ impl BlockMetadata {
 
 /// The metadata of block `id`, or 404.
 pub(crate) fn metadata_of(engine: &Engine, id: &[u8; 32]) -> Result<BlockMetadata, ApiError> {
-    let (meta, score) = engine
-        .block_meta_scored(id)
+    let status = engine
+        .block_status(id)
         .ok_or_else(|| ApiError::not_found(format!("block not found: {}", to_hex(id))))?;
-    Ok(BlockMetadata::new(id, &meta, score))
+    Ok(BlockMetadata::new(id, &status))
 }
 
 /// `GET /api/core/v2/blocks/{blockId}/metadata`.
@@ -361,26 +359,27 @@ mod tests {
     use super::*;
     use ledger_engine::tangle::TipScoring;
 
-    fn meta(referenced_by: Option<u32>, inclusion: Inclusion, ocri: u32, ycri: u32) -> BlockMeta {
-        BlockMeta {
+    /// A solid block's status; its tip score at `cmi` from OCRI/YCRI when unreferenced.
+    fn status(
+        referenced_by: Option<u32>,
+        inclusion: Inclusion,
+        (ocri, ycri, cmi): (u32, u32, u32),
+    ) -> BlockStatus {
+        BlockStatus {
             parents: vec![[1; 32], [2; 32]],
             solid: true,
             referenced_by,
             white_flag_index: referenced_by.map(|_| 3),
             inclusion,
             milestone_index: None,
-            transaction_id: None,
-            ocri,
-            ycri,
-            children: Vec::new(),
-            record: 0,
+            tip_score: referenced_by
+                .is_none()
+                .then(|| TipScoring::default().score(ocri, ycri, cmi)),
         }
     }
 
-    fn json(m: &BlockMeta, cmi: u32) -> Value {
-        let score = (m.solid && m.referenced_by.is_none())
-            .then(|| TipScoring::default().score(m.ocri, m.ycri, cmi));
-        serde_json::to_value(BlockMetadata::new(&[9; 32], m, score)).expect("JSON")
+    fn json(s: &BlockStatus) -> Value {
+        serde_json::to_value(BlockMetadata::new(&[9; 32], s)).expect("JSON")
     }
 
     #[test]
@@ -391,7 +390,7 @@ mod tests {
             (Inclusion::Conflicting(1), "conflicting", Some(1)),
         ];
         for (inclusion, state, reason) in cases {
-            let j = json(&meta(Some(7), inclusion, 0, 0), 7);
+            let j = json(&status(Some(7), inclusion, (0, 0, 7)));
             assert_eq!(j["referencedByMilestoneIndex"], 7, "{j}");
             assert_eq!(j["ledgerInclusionState"], state, "{j}");
             assert_eq!(j["whiteFlagIndex"], 3, "{j}");
@@ -415,15 +414,17 @@ mod tests {
             ((20, 20, 12), (false, false)), // YCRI delta 8
         ];
         for ((cmi, ocri, ycri), (promote, reattach)) in cases {
-            let j = json(&meta(None, Inclusion::Pending, ocri, ycri), cmi);
+            let j = json(&status(None, Inclusion::Pending, (ocri, ycri, cmi)));
             assert_eq!(j["shouldPromote"], promote, "{cmi} {ocri} {ycri}: {j}");
             assert_eq!(j["shouldReattach"], reattach, "{cmi} {ocri} {ycri}: {j}");
             assert!(j.get("ledgerInclusionState").is_none(), "{j}");
             assert!(j.get("referencedByMilestoneIndex").is_none(), "{j}");
         }
-        let mut unsolid = meta(None, Inclusion::Pending, 0, 0);
+        // Not solid: the engine gives no tip score, so no advice.
+        let mut unsolid = status(None, Inclusion::Pending, (0, 0, 20));
         unsolid.solid = false;
-        let j = json(&unsolid, 20);
+        unsolid.tip_score = None;
+        let j = json(&unsolid);
         assert_eq!(j["isSolid"], false);
         assert!(j.get("shouldPromote").is_none(), "{j}");
         assert_eq!(j["parents"][1], to_hex(&[2; 32]));
