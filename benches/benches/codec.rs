@@ -283,7 +283,7 @@ fn v2(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(json.len() as u64));
     g.bench_function("encode", |b| b.iter(|| black_box(&block).to_json_string()));
     g.bench_function("decode_check", |b| {
-        b.iter(|| Block::from_json_str(black_box(&json)).expect("JSON decodes"))
+        b.iter(|| Block::from_json(black_box(&json)).expect("JSON decodes"))
     });
     g.finish();
 }
@@ -330,7 +330,7 @@ fn v3(c: &mut Criterion) {
             b.iter(|| black_box(block).id(&params))
         });
         g.bench_with_input(BenchmarkId::new("from_bytes", name), bytes, |b, bytes| {
-            b.iter(|| nova::block_id_from_bytes(black_box(bytes), &params))
+            b.iter(|| nova::Block::id_of(black_box(bytes), &params))
         });
     }
     g.finish();

@@ -16,7 +16,7 @@ pub fn fuzz_v2_block(data: &[u8]) {
     let encoded = block.to_bytes();
     assert_eq!(encoded, data, "decode → encode changed the bytes");
     let json = serde_json::to_string(&block).expect("a decoded block serializes to JSON"); // ok: fuzz oracle, a panic is the finding
-    let back = match Block::from_json_str(&json) {
+    let back = match Block::from_json(&json) {
         Ok(b) => b,
         Err(e) => panic!("JSON of a valid block is rejected: {e}\n{json}"),
     };
@@ -33,7 +33,7 @@ pub fn fuzz_v2_block_json(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(block) = Block::from_json_str(text) else {
+    let Ok(block) = Block::from_json(text) else {
         return;
     };
     let bytes = block.to_bytes();
@@ -47,7 +47,7 @@ pub fn fuzz_v2_block_json(data: &[u8]) {
         "JSON → bytes → block changed the block"
     );
     let json = serde_json::to_string(&block).expect("serializes"); // ok: fuzz oracle, a panic is the finding
-    let again = Block::from_json_str(&json).expect("re-serialized JSON parses"); // ok: fuzz oracle, a panic is the finding
+    let again = Block::from_json(&json).expect("re-serialized JSON parses"); // ok: fuzz oracle, a panic is the finding
     assert_eq!(
         again, block,
         "JSON → block → JSON → block changed the block"

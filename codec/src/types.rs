@@ -603,6 +603,6 @@ mod tests {
             r#"{{"protocolVersion":2,"parents":["0x{}"],"payload":{{"type":5,"tag":"0x01"}},"nonce":"0"}}"#,
             "00".repeat(32)
         );
-        assert!(Block::from_json_str(&block).is_ok());
+        assert!(Block::from_json(&block).is_ok());
     }
 }

@@ -5,7 +5,6 @@ use ledger_test_support as common;
 
 use ledger_codec::nova::block::Block;
 use ledger_codec::nova::params::ProtocolParameters;
-use ledger_codec::nova::validate_block;
 use ledger_codec::{Codec, Error};
 use ledger_test_support::nova_negative::expected;
 use serde_json::Value;
@@ -26,7 +25,7 @@ fn assert_mentions(name: &str, how: &str, e: &Error) {
 }
 
 fn check_bytes(name: &str, how: &str, bytes: &[u8], p: &ProtocolParameters) {
-    let r = Block::decode(bytes).and_then(|b| validate_block(&b, p));
+    let r = Block::decode(bytes).and_then(|b| b.validate(p));
     let e = r.expect_err(&format!("case {name} ({how}) must be rejected"));
     assert_mentions(name, how, &e);
 }
@@ -55,7 +54,7 @@ fn every_negative_case_is_rejected_for_its_reason() {
             checked += 1;
         }
         if let Some(j) = v.get("json").filter(|j| !j.is_null()) {
-            let r = Block::from_json(&j.to_string()).and_then(|b| validate_block(&b, &p));
+            let r = Block::from_json(&j.to_string()).and_then(|b| b.validate(&p));
             let e = r.expect_err(&format!("case {name} (json) must be rejected"));
             assert_mentions(name, "json", &e);
             checked += 1;

@@ -18,7 +18,6 @@ use ledger_codec::nova::transaction::{
     Allotment, Ed25519Signature, ReferenceUnlock, Signature, SignatureUnlock, SignedTransaction,
     Transaction, Unlock, UtxoInput,
 };
-use ledger_codec::nova::validate_block;
 use ledger_codec::types::{Bytes, Fixed};
 use ledger_codec::Codec;
 use proptest::prelude::*;
@@ -219,7 +218,7 @@ proptest! {
             }
         }
         if let Ok(b) = Block::decode(&bytes) {
-            let _ = validate_block(&b, &p);
+            let _ = b.validate(&p);
             let _ = b.id(&p);
             let _ = b.work_score(&p);
         }

@@ -3,12 +3,11 @@
 
 use ledger_test_support as common;
 
-use ledger_codec::nova::block::{block_id_from_bytes, check_block_syntax, Block, Payload};
+use ledger_codec::nova::block::{check_block_syntax, Block, Payload};
 use ledger_codec::nova::commitment::Commitment;
 use ledger_codec::nova::output::Output;
 use ledger_codec::nova::params::{network_id, ProtocolParameters};
 use ledger_codec::nova::transaction::{chain_id, merkle_root, SignedTransaction, Transaction};
-use ledger_codec::nova::validate_block;
 use ledger_codec::types::to_hex;
 use ledger_codec::Codec;
 use serde_json::Value;
@@ -269,7 +268,7 @@ fn blocks_decode_json_ids_signatures_work_score() {
             "vector {name}: block id"
         );
         assert_eq!(
-            to_hex(&block_id_from_bytes(&bytes, &p).unwrap()),
+            to_hex(&Block::id_of(&bytes, &p).unwrap()),
             str_of(&v, "id"),
             "vector {name}"
         );
@@ -331,11 +330,11 @@ fn blocks_decode_json_ids_signatures_work_score() {
         let res = check_block_syntax(&b, &p);
         if errs.is_empty() {
             res.unwrap_or_else(|e| panic!("vector {name}: unexpected syntax error {e}"));
-            let full = validate_block(&b, &p);
+            let full = b.validate(&p);
             assert_eq!(
                 full.is_ok(),
                 b.verify_signature(),
-                "vector {name}: validate_block {full:?}"
+                "vector {name}: validate {full:?}"
             );
         } else {
             let e = res.expect_err(name).to_string();

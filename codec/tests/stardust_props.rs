@@ -399,7 +399,7 @@ proptest! {
         prop_assert!(decoded.is_ok(), "valid block rejected: {:?}", decoded.err().map(|e| e.to_string()));
         prop_assert_eq!(decoded.unwrap().into_owned(), b.clone());
         let json = serde_json::to_string(&b).unwrap();
-        let back = Block::from_json_str(&json);
+        let back = Block::from_json(&json);
         prop_assert!(back.is_ok(), "JSON of valid block rejected: {:?}", back.err().map(|e| e.to_string()));
         prop_assert_eq!(back.unwrap().to_bytes(), bytes.clone());
         fuzz_v2_block(&bytes);

@@ -175,7 +175,7 @@ pub fn encode(input: &[u8], params: Option<&ProtocolParameters>) -> Result<Strin
             "no input: expected block JSON on stdin".into(),
         ));
     }
-    let block = Block::from_json_str(text)?;
+    let block = Block::from_json(text)?;
     check(&block, params)?;
     Ok(to_hex(&block.to_bytes()))
 }
@@ -232,7 +232,7 @@ pub fn id(input: &[u8], params: Option<&ProtocolParameters>) -> Result<String, T
         check(&block, params)?;
         BlockIds::of(&block, &bytes)
     } else if let Some(text) = json_text(input) {
-        let block = Block::from_json_str(text)?;
+        let block = Block::from_json(text)?;
         check(&block, params)?;
         BlockIds::of(&block, &block.to_bytes())
     } else {

@@ -1,5 +1,5 @@
 //! v3 blocks (TIP-46): header, Basic and Validation bodies, payloads,
-//! block id, signing message, work score and `validate_block`.
+//! block id, signing message, work score and `Block::validate`.
 
 use std::borrow::Cow;
 
@@ -582,9 +582,27 @@ impl<'a> Block<'a> {
     }
 }
 
-/// Block id straight from serialized bytes (header = first 89, signature =
-/// last 97, body = the rest); no decoding. `None` when too short.
-pub fn block_id_from_bytes(bytes: &[u8], params: &ProtocolParameters) -> Option<[u8; 36]> {
+impl Block<'_> {
+    /// Block id straight from serialized bytes (header = first 89, signature =
+    /// last 97, body = the rest); no decoding. `None` when too short. The same
+    /// name as the v2 `stardust::Block::id_of`.
+    pub fn id_of(bytes: &[u8], params: &ProtocolParameters) -> Option<[u8; 36]> {
+        block_id_of(bytes, params)
+    }
+
+    /// Checks this decoded block against the protocol parameters: protocol version,
+    /// network id, commitment age, transaction rules that need parameters, and the
+    /// issuer signature (last, so syntax errors are reported first). The same name as
+    /// the v2 `stardust::Block::validate`.
+    ///
+    /// # Errors
+    /// The first rule broken, in plain words.
+    pub fn validate(&self, params: &ProtocolParameters) -> Result<()> {
+        validate(self, params)
+    }
+}
+
+fn block_id_of(bytes: &[u8], params: &ProtocolParameters) -> Option<[u8; 36]> {
     if bytes.len() < HEADER_LEN + Signature::LEN + 1 {
         return None;
     }
@@ -604,13 +622,7 @@ pub fn genesis_block_id(params: &ProtocolParameters) -> [u8; 36] {
     with_slot([0; 32], params.genesis_slot)
 }
 
-/// Checks a decoded block against the protocol parameters: protocol version,
-/// network id, commitment age, transaction rules that need parameters, and the
-/// issuer signature (last, so syntax errors are reported first).
-///
-/// # Errors
-/// The first rule broken, in plain words.
-pub fn validate_block(block: &Block<'_>, params: &ProtocolParameters) -> Result<()> {
+fn validate(block: &Block<'_>, params: &ProtocolParameters) -> Result<()> {
     check_block_syntax(block, params)?;
     if !block.verify_signature() {
         return Err(Error::invalid(
@@ -621,7 +633,7 @@ pub fn validate_block(block: &Block<'_>, params: &ProtocolParameters) -> Result<
     Ok(())
 }
 
-/// Everything [`validate_block`] checks except the signature.
+/// Everything [`Block::validate`] checks except the signature.
 ///
 /// # Errors
 /// The first rule broken.

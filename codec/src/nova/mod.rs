@@ -17,8 +17,7 @@ pub mod transaction;
 
 pub use address::Address;
 pub use block::{
-    block_id_from_bytes, check_block_syntax, validate_block, BasicBody, Block, Body, Header,
-    Payload, TaggedData, ValidationBody,
+    check_block_syntax, BasicBody, Block, Body, Header, Payload, TaggedData, ValidationBody,
 };
 pub use commitment::Commitment;
 pub use output::{Feature, Output, UnlockCondition};

@@ -63,17 +63,17 @@ impl<'a> Block<'a> {
     ///
     /// # Errors
     /// Malformed JSON ([`ErrorKind::Json`]) or any syntactic rule.
-    pub fn from_json_str(s: &str) -> Result<Block<'static>> {
+    pub fn from_json(s: &str) -> Result<Block<'static>> {
         let b: Block<'static> =
             serde_json::from_str(s).map_err(|e| Error::new(ErrorKind::Json(e.to_string())))?;
         b.check()?;
         Ok(b)
     }
 
-    /// Parses block JSON from a `serde_json::Value`; see [`Block::from_json_str`].
+    /// Parses block JSON from a `serde_json::Value`; see [`Block::from_json`].
     ///
     /// # Errors
-    /// As [`Block::from_json_str`].
+    /// As [`Block::from_json`].
     pub fn from_json_value(v: serde_json::Value) -> Result<Block<'static>> {
         let b: Block<'static> =
             serde_json::from_value(v).map_err(|e| Error::new(ErrorKind::Json(e.to_string())))?;

@@ -16,8 +16,10 @@ impl Engine {
         params: &nova::ProtocolParameters,
     ) -> Result<V3Submitted, SubmitError> {
         let block = nova::Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
-        nova::validate_block(&block, params).map_err(|e| SubmitError::Invalid(e.to_string()))?;
-        let id = nova::block_id_from_bytes(bytes, params)
+        block
+            .validate(params)
+            .map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        let id = nova::Block::id_of(bytes, params)
             .ok_or_else(|| SubmitError::Invalid("block too short for an id".into()))?;
         let appended = self
             .log
