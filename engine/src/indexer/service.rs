@@ -125,6 +125,16 @@ impl IndexerService {
             .unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// Whether the indexer has applied `ledger_index` (a query for it would not wait).
+    pub fn has_reached(&self, ledger_index: u32) -> bool {
+        *self
+            .shared
+            .applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            >= ledger_index
+    }
+
     /// One page of `q` once the indexer has reached `ledger_index`.
     pub fn query(&self, ledger_index: u32, q: &Query) -> Page {
         self.read_at(ledger_index, |ix| ix.query(q))

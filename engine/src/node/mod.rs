@@ -359,6 +359,14 @@ impl Engine {
         self.indexer.is_some()
     }
 
+    /// Whether an indexer query now would be answered without waiting for the indexer to
+    /// catch up with the confirmed ledger index (always true with the indexer off).
+    pub fn indexer_caught_up(&self) -> bool {
+        self.indexer
+            .as_ref()
+            .is_none_or(|ix| ix.has_reached(self.ledger_index()))
+    }
+
     /// One page of the TIP-26 indexer's answer to `q`, at (at least) the ledger index
     /// confirmed when it was asked; `None` when the indexer is off.
     pub fn indexed_outputs(&self, q: &Query) -> Option<Page> {

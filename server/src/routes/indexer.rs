@@ -1,13 +1,18 @@
 //! The TIP-26 indexer API under `/api/indexer/v1/`: output ids by filter, paged, and the
 //! current output of an alias, foundry or NFT, answered from the engine's incremental indexes.
 
+use std::sync::Arc;
+
 use axum::{
     extract::{Path, Query, State},
     response::Response,
 };
 use serde::Serialize;
 
-use ledger_engine::indexer::{ChainId, OutputKind, Query as IndexQuery};
+use ledger_engine::{
+    indexer::{ChainId, OutputKind, Query as IndexQuery},
+    Engine,
+};
 
 use crate::{
     app::AppState,
@@ -37,26 +42,42 @@ fn indexer_off() -> ApiError {
     ApiError::unavailable("the indexer is turned off on this node (--no-indexer)")
 }
 
-fn outputs(
+/// Runs `read` on the engine: inline when the indexer is caught up (the usual case), on the
+/// blocking pool when the query has to wait for it (right after a large milestone).
+async fn read_indexer<T: Send + 'static>(
+    state: &AppState,
+    read: impl FnOnce(&Engine) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let engine = Arc::clone(state.engine()?);
+    if engine.indexer_caught_up() {
+        return Ok(read(&engine));
+    }
+    tokio::task::spawn_blocking(move || read(&engine))
+        .await
+        .map_err(ApiError::internal)
+}
+
+async fn outputs(
     state: &AppState,
     params: Params,
-    kinds: &[OutputKind],
+    kinds: &'static [OutputKind],
     pairs: &[(String, String)],
 ) -> Result<Response, ApiError> {
-    let engine = state.engine()?;
-    let q = parse(params, pairs, &engine.params().bech32_hrp)?;
-    let page = engine
-        .indexed_outputs(&IndexQuery {
-            kinds: kinds.to_vec(),
-            filter: q.filter,
-            page_size: q.page_size,
-            cursor: q.cursor,
-        })
+    let q = parse(params, pairs, &state.engine()?.params().bech32_hrp)?;
+    let page_size = q.page_size;
+    let query = IndexQuery {
+        kinds: kinds.to_vec(),
+        filter: q.filter,
+        page_size,
+        cursor: q.cursor,
+    };
+    let page = read_indexer(state, move |engine| engine.indexed_outputs(&query))
+        .await?
         .ok_or_else(indexer_off)?;
     json_response(&OutputsResponse {
         ledger_index: page.ledger_index,
-        page_size: q.page_size,
-        cursor: page.next.map(|c| format_cursor(&c, q.page_size)),
+        page_size,
+        cursor: page.next.map(|c| format_cursor(&c, page_size)),
         items: page.items.iter().map(|id| to_hex(id)).collect(),
     })
 }
@@ -66,7 +87,7 @@ pub async fn combined(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    outputs(&state, Params::Combined, &OutputKind::ALL, &pairs)
+    outputs(&state, Params::Combined, &OutputKind::ALL, &pairs).await
 }
 
 /// `GET /api/indexer/v1/outputs/basic`.
@@ -74,7 +95,7 @@ pub async fn basic(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    outputs(&state, Params::Basic, &[OutputKind::Basic], &pairs)
+    outputs(&state, Params::Basic, &[OutputKind::Basic], &pairs).await
 }
 
 /// `GET /api/indexer/v1/outputs/alias`.
@@ -82,7 +103,7 @@ pub async fn aliases(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    outputs(&state, Params::Alias, &[OutputKind::Alias], &pairs)
+    outputs(&state, Params::Alias, &[OutputKind::Alias], &pairs).await
 }
 
 /// `GET /api/indexer/v1/outputs/foundry`.
@@ -90,7 +111,7 @@ pub async fn foundries(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    outputs(&state, Params::Foundry, &[OutputKind::Foundry], &pairs)
+    outputs(&state, Params::Foundry, &[OutputKind::Foundry], &pairs).await
 }
 
 /// `GET /api/indexer/v1/outputs/nft`.
@@ -98,11 +119,13 @@ pub async fn nfts(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    outputs(&state, Params::Nft, &[OutputKind::Nft], &pairs)
+    outputs(&state, Params::Nft, &[OutputKind::Nft], &pairs).await
 }
 
-fn chain(state: &AppState, id: ChainId, shown: &str) -> Result<Response, ApiError> {
-    let (ledger_index, output) = state.engine()?.chain_output(&id).ok_or_else(indexer_off)?;
+async fn chain(state: &AppState, id: ChainId, shown: &str) -> Result<Response, ApiError> {
+    let (ledger_index, output) = read_indexer(state, move |engine| engine.chain_output(&id))
+        .await?
+        .ok_or_else(indexer_off)?;
     let output = output.ok_or_else(|| ApiError::not_found(format!("record not found: {shown}")))?;
     json_response(&OutputsResponse {
         ledger_index,
@@ -118,7 +141,7 @@ pub async fn alias_by_id(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let alias = parse_hex_id::<32>("aliasId", &id)?;
-    chain(&state, ChainId::Alias(alias), &id)
+    chain(&state, ChainId::Alias(alias), &id).await
 }
 
 /// `GET /api/indexer/v1/outputs/foundry/{foundryId}`.
@@ -127,7 +150,7 @@ pub async fn foundry_by_id(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let foundry = parse_hex_id::<38>("foundryId", &id)?;
-    chain(&state, ChainId::Foundry(foundry), &id)
+    chain(&state, ChainId::Foundry(foundry), &id).await
 }
 
 /// `GET /api/indexer/v1/outputs/nft/{nftId}`.
@@ -136,5 +159,5 @@ pub async fn nft_by_id(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let nft = parse_hex_id::<32>("nftId", &id)?;
-    chain(&state, ChainId::Nft(nft), &id)
+    chain(&state, ChainId::Nft(nft), &id).await
 }
