@@ -19,7 +19,6 @@ pub mod error;
 pub mod fuzzing;
 pub mod gossip;
 pub mod hash;
-pub mod keys;
 pub mod merkle;
 pub mod nova;
 pub mod pow;

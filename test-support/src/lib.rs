@@ -2,7 +2,8 @@
 //! copy of the public test vectors lives, how to load them, and the expectation tables read
 //! against them (one copy each, so two crates' tests cannot drift apart).
 //!
-//! No dependency on the crates under test: everything here is paths, JSON and bytes.
+//! Besides paths, JSON and bytes it holds the test keys ([`keys`]: the dev genesis key from
+//! the public test mnemonic), built on the codec's signing key.
 
 #![deny(missing_docs, unreachable_pub)]
 
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+pub mod keys;
 pub mod nova_negative;
 
 /// The repository's vendored test vectors (`vectors/` at the repository root), byte-identical to

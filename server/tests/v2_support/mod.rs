@@ -4,10 +4,10 @@
 #![allow(dead_code)] // Each test file uses a different subset.
 
 use ledger_codec::{
-    keys::dev_genesis_key,
     stardust::{inputs_commitment, network_id, Block, Essence, Output, Payload, Transaction},
     Codec,
 };
+use ledger_test_support::keys::dev_genesis_key;
 use serde_json::{json, Value};
 
 pub const BLOCKS: &str = "/api/core/v2/blocks";

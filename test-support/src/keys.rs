@@ -4,9 +4,9 @@
 //! as SLIP-10 requires for Ed25519); coin type 4219 is IOTA, 4218 Shimmer. The dev
 //! genesis owner is address 0 of the public test mnemonic `abandon` ×23 + `art`.
 
-use crate::ed25519::SigningKey;
-use crate::{Error, Result};
 use hmac::{Hmac, Mac};
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::{Error, Result};
 use sha2::Sha512;
 
 /// SLIP-44 coin type of IOTA.
