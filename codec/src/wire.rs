@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use nom::number::complete::{le_u16, le_u32, le_u64, le_u8};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Context, Error, ErrorKind, Result};
 
 /// Width of a length or count prefix on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +74,42 @@ impl Len {
             Prefix::U16 => 2,
             Prefix::U32 => 4,
         }
+    }
+}
+
+/// One step of the order rule of type-keyed lists (types strictly ascending, so each at most
+/// once): the broken rule for type `k` after `prev`, if any. The callers say where.
+pub(crate) fn type_order_error(prev: Option<u8>, k: u8) -> Option<ErrorKind> {
+    match prev {
+        Some(p) if p == k => Some(ErrorKind::Duplicate("type")),
+        Some(p) if p > k => Some(ErrorKind::NotSorted("by type")),
+        _ => None,
+    }
+}
+
+/// Reads a list of `len`'s count prefix and elements (layout only), locating errors at
+/// `name[i]`.
+///
+/// # Errors
+/// A count out of range, or the first element that does not read.
+pub(crate) fn read_list<'a, T: Codec<'a>>(
+    r: &mut Reader<'a>,
+    len: &Len,
+    name: &'static str,
+) -> Result<Vec<T>> {
+    let n = r.len(len).at(name)?;
+    let mut v = Vec::with_capacity(n);
+    for i in 0..n {
+        v.push(T::read(r).at_index(name, i)?);
+    }
+    Ok(v)
+}
+
+/// Writes `items` with `len`'s count prefix.
+pub(crate) fn write_list<'a, T: Codec<'a>>(len: &Len, items: &[T], out: &mut Vec<u8>) {
+    len.put(items.len(), out);
+    for i in items {
+        i.encode(out);
     }
 }
 

@@ -350,11 +350,8 @@ pub struct BlockIssuer<'a> {
 impl<'a> Codec<'a> for BlockIssuer<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         let expiry_slot = r.u32()?;
-        let n = r.len(&ISSUER_KEYS).at("blockIssuerKeys")?;
-        let mut keys = Vec::with_capacity(n);
-        for i in 0..n {
-            keys.push(BlockIssuerKey::read(r).at_index("blockIssuerKeys", i)?);
-        }
+        let keys: Vec<BlockIssuerKey<'a>> =
+            crate::wire::read_list(r, &ISSUER_KEYS, "blockIssuerKeys")?;
         crate::wire::check_strictly_ascending(keys.iter(), "blockIssuerKeys", "block issuer keys")?;
         Ok(Self {
             expiry_slot,
@@ -495,13 +492,8 @@ fn read_typed_list<'a, T: Codec<'a>>(
         if allowed & (1 << k) == 0 {
             return Err(Error::new(ErrorKind::UnknownType(k.into())).at_index(name, i));
         }
-        if let Some(p) = prev {
-            if p == k {
-                return Err(Error::new(ErrorKind::Duplicate("type")).at_index(name, i));
-            }
-            if p > k {
-                return Err(Error::new(ErrorKind::NotSorted("by type")).at_index(name, i));
-            }
+        if let Some(e) = crate::wire::type_order_error(prev, k) {
+            return Err(Error::new(e).at_index(name, i));
         }
         prev = Some(k);
         v.push(x);
@@ -510,10 +502,7 @@ fn read_typed_list<'a, T: Codec<'a>>(
 }
 
 fn write_list<'a, T: Codec<'a>>(v: &[T], out: &mut Vec<u8>) {
-    out.push(v.len() as u8);
-    for x in v {
-        x.encode(out);
-    }
+    crate::wire::write_list(&Len::new(Prefix::U8, 0, 255), v, out);
 }
 
 fn require(ucs: &[UnlockCondition<'_>], kind: u8, what: &'static str) -> Result<()> {

@@ -172,11 +172,7 @@ impl<'a> Receipt<'a> {
             1 => true,
             b => return Err(Error::invalid(format!("final flag {b} is not 0 or 1")).at("final")),
         };
-        let n = r.len(&FUNDS).at("funds")?;
-        let mut funds = Vec::with_capacity(n);
-        for i in 0..n {
-            funds.push(MigratedFundsEntry::read(r).at_index("funds", i)?);
-        }
+        let funds: Vec<MigratedFundsEntry<'a>> = crate::wire::read_list(r, &FUNDS, "funds")?;
         check_strictly_ascending(
             funds.iter().map(|f| &f.tail_transaction_hash),
             "funds",
@@ -438,11 +434,7 @@ impl<'a> Milestone<'a> {
         let inclusion_merkle_root = Hash32::borrowed(r.array().at("inclusionMerkleRoot")?);
         let applied_merkle_root = Hash32::borrowed(r.array().at("appliedMerkleRoot")?);
         let metadata = Bytes::borrowed(r.prefixed(&METADATA).at("metadata")?);
-        let n = r.len(&OPTIONS).at("options")?;
-        let mut options = Vec::with_capacity(n);
-        for i in 0..n {
-            options.push(MilestoneOption::read(r).at_index("options", i)?);
-        }
+        let options: Vec<MilestoneOption<'a>> = crate::wire::read_list(r, &OPTIONS, "options")?;
         check_types_ascending(options.iter().map(MilestoneOption::kind), "options")?;
         let n = r.len(&SIGNATURES).at("signatures")?;
         let signatures = r.slice_of::<Ed25519Signature>(n).at("signatures")?;

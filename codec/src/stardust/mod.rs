@@ -32,7 +32,7 @@ pub use payload::{Essence, Payload, TaggedData, Transaction, TreasuryTransaction
 pub use protocol::{ProtocolParameters, RentStructure};
 pub use unlock::{Ed25519Signature, Unlock};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// Protocol version of Stardust blocks.
 pub const PROTOCOL_VERSION: u8 = 2;
@@ -46,13 +46,8 @@ pub(crate) fn check_types_ascending(
 ) -> Result<()> {
     let mut prev: Option<u8> = None;
     for k in kinds {
-        if let Some(p) = prev {
-            if p == k {
-                return Err(Error::new(ErrorKind::Duplicate("type")).at(list));
-            }
-            if p > k {
-                return Err(Error::new(ErrorKind::NotSorted("by type")).at(list));
-            }
+        if let Some(e) = crate::wire::type_order_error(prev, k) {
+            return Err(Error::new(e).at(list));
         }
         prev = Some(k);
     }

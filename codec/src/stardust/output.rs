@@ -62,20 +62,10 @@ impl<'a> Codec<'a> for NativeToken<'a> {
 
 /// Reads a native token list (layout only).
 fn read_native_tokens<'a>(r: &mut Reader<'a>) -> Result<Vec<NativeToken<'a>>> {
-    let n = r.len(&NATIVE_TOKENS).at("nativeTokens")?;
-    let mut v = Vec::with_capacity(n);
-    for i in 0..n {
-        v.push(NativeToken::read(r).at_index("nativeTokens", i)?);
-    }
-    Ok(v)
+    crate::wire::read_list(r, &NATIVE_TOKENS, "nativeTokens")
 }
 
-pub(crate) fn write_list<'a, T: Codec<'a>>(len: &Len, items: &[T], out: &mut Vec<u8>) {
-    len.put(items.len(), out);
-    for i in items {
-        i.encode(out);
-    }
-}
+pub(crate) use crate::wire::write_list;
 
 /// Native tokens: non-zero amounts, ascending by id, unique.
 fn check_native_tokens(nts: &[NativeToken<'_>]) -> Result<()> {
@@ -553,12 +543,7 @@ fn read_list<'a, T: Codec<'a>>(
     max: usize,
     name: &'static str,
 ) -> Result<Vec<T>> {
-    let n = r.len(&Len::new(Prefix::U8, 0, max)).at(name)?;
-    let mut v = Vec::with_capacity(n);
-    for i in 0..n {
-        v.push(T::read(r).at_index(name, i)?);
-    }
-    Ok(v)
+    crate::wire::read_list(r, &Len::new(Prefix::U8, 0, max), name)
 }
 
 fn put_u8_list<'a, T: Codec<'a>>(items: &[T], out: &mut Vec<u8>) {
