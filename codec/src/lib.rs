@@ -19,6 +19,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod gossip;
 pub mod hash;
+pub mod hexstr;
 pub mod merkle;
 pub mod nova;
 pub mod pow;

@@ -174,7 +174,7 @@ pub struct Ledger {
 }
 
 fn hex_id(id: &[u8]) -> String {
-    format!("0x{}", hex::encode(id))
+    ledger_codec::hexstr::to_hex(id)
 }
 
 impl Ledger {

@@ -122,7 +122,7 @@ fn hex_text(input: &[u8]) -> Result<Option<Vec<u8>>, ToolError> {
         return Ok(None);
     };
     let text = text.trim();
-    let digits = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+    let digits = match ledger_codec::hexstr::strip_0x(text) {
         Some(digits) => digits,
         None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit()) => text,
         None => return Ok(None),

@@ -48,6 +48,6 @@ pub fn load_entries(generation: &str, file: &str) -> Vec<Value> {
 
 /// Hex (`0x…` or bare) to bytes; panics with the vector's name on bad hex.
 pub fn hex_bytes(name: &str, s: &str) -> Vec<u8> {
-    let s = s.strip_prefix("0x").unwrap_or(s);
+    let s = ledger_codec::hexstr::strip_0x(s).unwrap_or(s);
     hex::decode(s).unwrap_or_else(|e| panic!("vector {name:?}: bad hex: {e}"))
 }

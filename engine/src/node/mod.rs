@@ -218,7 +218,7 @@ fn now_secs() -> u32 {
 }
 
 fn hex32(b: &[u8]) -> String {
-    format!("0x{}", hex::encode(b))
+    ledger_codec::hexstr::to_hex(b)
 }
 
 impl Engine {

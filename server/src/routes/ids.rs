@@ -30,9 +30,7 @@ pub fn parse_hex_id<const N: usize>(name: &str, value: &str) -> Result<[u8; N], 
         };
         ApiError::bad_request(format!("invalid {name} {shown:?}{more}: {why}"))
     };
-    let digits = value
-        .strip_prefix("0x")
-        .or_else(|| value.strip_prefix("0X"))
+    let digits = ledger_codec::hexstr::strip_0x(value)
         .ok_or_else(|| bad("must start with 0x".to_owned()))?;
     if digits.len() != 2 * N {
         return Err(bad(format!(
@@ -60,10 +58,7 @@ pub fn parse_index(name: &str, value: &str) -> Result<u32, ApiError> {
     })
 }
 
-/// `0x` + lowercase hex.
-pub fn to_hex(bytes: &[u8]) -> String {
-    format!("0x{}", hex::encode(bytes))
-}
+pub use ledger_codec::hexstr::to_hex;
 
 /// The v2 binary media type the client asked for in `Accept`, if it asked for one (v3 binary
 /// or anything else gets JSON on a v2 endpoint).

@@ -130,8 +130,7 @@ fn parse_address(name: &str, v: &str, hrp: &str) -> Result<[u8; 33], ApiError> {
 }
 
 fn parse_tag(name: &str, v: &str) -> Result<Vec<u8>, ApiError> {
-    let digits = v
-        .strip_prefix("0x")
+    let digits = ledger_codec::hexstr::strip_0x(v)
         .ok_or_else(|| bad(name, v, "expected 0x-prefixed hex"))?;
     let tag = hex::decode(digits).map_err(|e| bad(name, v, &format!("not hex: {e}")))?;
     if tag.is_empty() || tag.len() > MAX_TAG_LEN {
