@@ -201,6 +201,21 @@ pub enum UnlockCondition<'a> {
 }
 
 impl UnlockCondition<'_> {
+    /// Type byte of [`Self::Address`].
+    pub const ADDRESS: u8 = 0;
+    /// Type byte of [`Self::StorageDepositReturn`].
+    pub const STORAGE_DEPOSIT_RETURN: u8 = 1;
+    /// Type byte of [`Self::Timelock`].
+    pub const TIMELOCK: u8 = 2;
+    /// Type byte of [`Self::Expiration`].
+    pub const EXPIRATION: u8 = 3;
+    /// Type byte of [`Self::StateControllerAddress`].
+    pub const STATE_CONTROLLER_ADDRESS: u8 = 4;
+    /// Type byte of [`Self::GovernorAddress`].
+    pub const GOVERNOR_ADDRESS: u8 = 5;
+    /// Type byte of [`Self::ImmutableAliasAddress`].
+    pub const IMMUTABLE_ALIAS_ADDRESS: u8 = 6;
+
     /// Serialized length in bytes (type byte included), without encoding.
     pub fn encoded_len(&self) -> usize {
         match self {
@@ -217,13 +232,13 @@ impl UnlockCondition<'_> {
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
-            Self::Address(_) => 0,
-            Self::StorageDepositReturn { .. } => 1,
-            Self::Timelock(_) => 2,
-            Self::Expiration { .. } => 3,
-            Self::StateControllerAddress(_) => 4,
-            Self::GovernorAddress(_) => 5,
-            Self::ImmutableAliasAddress(_) => 6,
+            Self::Address(_) => Self::ADDRESS,
+            Self::StorageDepositReturn { .. } => Self::STORAGE_DEPOSIT_RETURN,
+            Self::Timelock(_) => Self::TIMELOCK,
+            Self::Expiration { .. } => Self::EXPIRATION,
+            Self::StateControllerAddress(_) => Self::STATE_CONTROLLER_ADDRESS,
+            Self::GovernorAddress(_) => Self::GOVERNOR_ADDRESS,
+            Self::ImmutableAliasAddress(_) => Self::IMMUTABLE_ALIAS_ADDRESS,
         }
     }
 
@@ -260,19 +275,19 @@ impl UnlockCondition<'_> {
 impl<'a> Codec<'a> for UnlockCondition<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         Ok(match r.u8()? {
-            0 => Self::Address(Address::read(r)?),
-            1 => Self::StorageDepositReturn {
+            Self::ADDRESS => Self::Address(Address::read(r)?),
+            Self::STORAGE_DEPOSIT_RETURN => Self::StorageDepositReturn {
                 return_address: Address::read(r)?,
                 amount: r.u64()?,
             },
-            2 => {
+            Self::TIMELOCK => {
                 let t = r.u32()?;
                 if t == 0 {
                     return Err(Error::invalid("timelock unix time is zero"));
                 }
                 Self::Timelock(t)
             }
-            3 => {
+            Self::EXPIRATION => {
                 let return_address = Address::read(r)?;
                 let unix_time = r.u32()?;
                 if unix_time == 0 {
@@ -283,9 +298,9 @@ impl<'a> Codec<'a> for UnlockCondition<'a> {
                     unix_time,
                 }
             }
-            4 => Self::StateControllerAddress(Address::read(r)?),
-            5 => Self::GovernorAddress(Address::read(r)?),
-            6 => {
+            Self::STATE_CONTROLLER_ADDRESS => Self::StateControllerAddress(Address::read(r)?),
+            Self::GOVERNOR_ADDRESS => Self::GovernorAddress(Address::read(r)?),
+            Self::IMMUTABLE_ALIAS_ADDRESS => {
                 let a = Address::read(r)?;
                 if a.kind() != Address::ALIAS {
                     return Err(Error::new(ErrorKind::UnknownType(a.kind().into())).at("address"));
@@ -390,33 +405,37 @@ crate::types::tagged::deserialize_tagged!(UnlockCondition<'_>);
 
 impl<'de> crate::types::tagged::Tagged<'de> for UnlockCondition<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            0 => Self::Address(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
-            1 => {
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::ADDRESS) => {
+                Self::Address(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+            }
+            Some(Self::STORAGE_DEPOSIT_RETURN) => {
                 let j = tagged::rest::<D, SdrucJson<'static>>(rest)?;
                 Self::StorageDepositReturn {
                     return_address: j.return_address,
                     amount: j.amount,
                 }
             }
-            2 => Self::Timelock(tagged::rest::<D, TimeJson>(rest)?.unix_time),
-            3 => {
+            Some(Self::TIMELOCK) => Self::Timelock(tagged::rest::<D, TimeJson>(rest)?.unix_time),
+            Some(Self::EXPIRATION) => {
                 let j = tagged::rest::<D, ExpirationJson<'static>>(rest)?;
                 Self::Expiration {
                     return_address: j.return_address,
                     unix_time: j.unix_time,
                 }
             }
-            4 => {
+            Some(Self::STATE_CONTROLLER_ADDRESS) => {
                 Self::StateControllerAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
             }
-            5 => Self::GovernorAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
-            6 => {
+            Some(Self::GOVERNOR_ADDRESS) => {
+                Self::GovernorAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+            }
+            Some(Self::IMMUTABLE_ALIAS_ADDRESS) => {
                 Self::ImmutableAliasAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
             }
-            t => {
+            _ => {
                 return Err(serde::de::Error::custom(format!(
-                    "unknown unlock condition type {t}"
+                    "unknown unlock condition type {ty}"
                 )))
             }
         })
@@ -437,6 +456,15 @@ pub enum Feature<'a> {
 }
 
 impl Feature<'_> {
+    /// Type byte of [`Self::Sender`].
+    pub const SENDER: u8 = 0;
+    /// Type byte of [`Self::Issuer`].
+    pub const ISSUER: u8 = 1;
+    /// Type byte of [`Self::Metadata`].
+    pub const METADATA: u8 = 2;
+    /// Type byte of [`Self::Tag`].
+    pub const TAG: u8 = 3;
+
     /// Serialized length in bytes (type byte and length prefix included), without encoding.
     pub fn encoded_len(&self) -> usize {
         match self {
@@ -449,10 +477,10 @@ impl Feature<'_> {
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
-            Self::Sender(_) => 0,
-            Self::Issuer(_) => 1,
-            Self::Metadata(_) => 2,
-            Self::Tag(_) => 3,
+            Self::Sender(_) => Self::SENDER,
+            Self::Issuer(_) => Self::ISSUER,
+            Self::Metadata(_) => Self::METADATA,
+            Self::Tag(_) => Self::TAG,
         }
     }
 
@@ -470,10 +498,10 @@ impl Feature<'_> {
 impl<'a> Codec<'a> for Feature<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         Ok(match r.u8()? {
-            0 => Self::Sender(Address::read(r)?),
-            1 => Self::Issuer(Address::read(r)?),
-            2 => Self::Metadata(Bytes::borrowed(r.prefixed(&METADATA).at("data")?)),
-            3 => Self::Tag(Bytes::borrowed(r.prefixed(&TAG).at("tag")?)),
+            Self::SENDER => Self::Sender(Address::read(r)?),
+            Self::ISSUER => Self::Issuer(Address::read(r)?),
+            Self::METADATA => Self::Metadata(Bytes::borrowed(r.prefixed(&METADATA).at("data")?)),
+            Self::TAG => Self::Tag(Bytes::borrowed(r.prefixed(&TAG).at("tag")?)),
             t => return Err(ErrorKind::UnknownType(t.into()).into()),
         })
     }
@@ -523,14 +551,20 @@ crate::types::tagged::deserialize_tagged!(Feature<'_>);
 
 impl<'de> crate::types::tagged::Tagged<'de> for Feature<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            0 => Self::Sender(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
-            1 => Self::Issuer(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
-            2 => Self::Metadata(tagged::rest::<D, DataJson<'static>>(rest)?.data),
-            3 => Self::Tag(tagged::rest::<D, TagJson<'static>>(rest)?.tag),
-            t => {
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::SENDER) => {
+                Self::Sender(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+            }
+            Some(Self::ISSUER) => {
+                Self::Issuer(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+            }
+            Some(Self::METADATA) => {
+                Self::Metadata(tagged::rest::<D, DataJson<'static>>(rest)?.data)
+            }
+            Some(Self::TAG) => Self::Tag(tagged::rest::<D, TagJson<'static>>(rest)?.tag),
+            _ => {
                 return Err(serde::de::Error::custom(format!(
-                    "unknown feature type {t}"
+                    "unknown feature type {ty}"
                 )))
             }
         })
@@ -644,13 +678,13 @@ pub struct TreasuryOutput {
 impl<'a> Codec<'a> for TreasuryOutput {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         match r.u8()? {
-            2 => Ok(Self { amount: r.u64()? }),
+            Output::TREASURY => Ok(Self { amount: r.u64()? }),
             t => Err(ErrorKind::UnknownType(t.into()).into()),
         }
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        out.push(2);
+        out.push(Output::TREASURY);
         out.extend_from_slice(&self.amount.to_le_bytes());
     }
 }
@@ -767,6 +801,17 @@ fn owned_list<T, U>(v: Vec<T>, f: impl Fn(T) -> U) -> Vec<U> {
 }
 
 impl<'a> Output<'a> {
+    /// Type byte of [`Self::Treasury`].
+    pub const TREASURY: u8 = 2;
+    /// Type byte of [`Self::Basic`].
+    pub const BASIC: u8 = 3;
+    /// Type byte of [`Self::Alias`].
+    pub const ALIAS: u8 = 4;
+    /// Type byte of [`Self::Foundry`].
+    pub const FOUNDRY: u8 = 5;
+    /// Type byte of [`Self::Nft`].
+    pub const NFT: u8 = 6;
+
     /// A Basic output of `amount` owned by `address`, with nothing else (the common transfer).
     pub fn basic(amount: u64, address: Address<'a>) -> Self {
         Output::Basic(BasicOutput {
@@ -780,11 +825,11 @@ impl<'a> Output<'a> {
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
-            Self::Treasury(_) => 2,
-            Self::Basic(_) => 3,
-            Self::Alias(_) => 4,
-            Self::Foundry(_) => 5,
-            Self::Nft(_) => 6,
+            Self::Treasury(_) => Self::TREASURY,
+            Self::Basic(_) => Self::BASIC,
+            Self::Alias(_) => Self::ALIAS,
+            Self::Foundry(_) => Self::FOUNDRY,
+            Self::Nft(_) => Self::NFT,
         }
     }
 
@@ -873,7 +918,7 @@ impl<'a> Output<'a> {
     /// A layout error with its location.
     pub fn read_layout(r: &mut Reader<'a>) -> Result<Self> {
         let kind = r.u8()?;
-        if kind == 2 {
+        if kind == Self::TREASURY {
             return Ok(Self::Treasury(TreasuryOutput {
                 amount: r.u64().at("amount")?,
             }));
@@ -881,13 +926,13 @@ impl<'a> Output<'a> {
         let amount = r.u64().at("amount")?;
         let native_tokens = read_native_tokens(r)?;
         Ok(match kind {
-            3 => Self::Basic(BasicOutput {
+            Self::BASIC => Self::Basic(BasicOutput {
                 amount,
                 native_tokens,
                 unlock_conditions: read_list(r, 4, "unlockConditions")?,
                 features: read_list(r, 3, "features")?,
             }),
-            4 => Self::Alias(AliasOutput {
+            Self::ALIAS => Self::Alias(AliasOutput {
                 amount,
                 native_tokens,
                 alias_id: Hash32::borrowed(r.array()?),
@@ -898,7 +943,7 @@ impl<'a> Output<'a> {
                 features: read_list(r, 2, "features")?,
                 immutable_features: read_list(r, 2, "immutableFeatures")?,
             }),
-            5 => Self::Foundry(FoundryOutput {
+            Self::FOUNDRY => Self::Foundry(FoundryOutput {
                 amount,
                 native_tokens,
                 serial_number: r.u32()?,
@@ -907,7 +952,7 @@ impl<'a> Output<'a> {
                 features: read_list(r, 1, "features")?,
                 immutable_features: read_list(r, 1, "immutableFeatures")?,
             }),
-            6 => Self::Nft(NftOutput {
+            Self::NFT => Self::Nft(NftOutput {
                 amount,
                 native_tokens,
                 nft_id: Hash32::borrowed(r.array()?),
@@ -1119,13 +1164,17 @@ crate::types::tagged::deserialize_tagged!(Output<'_>);
 
 impl<'de> crate::types::tagged::Tagged<'de> for Output<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            2 => Self::Treasury(tagged::rest::<D, TreasuryOutput>(rest)?),
-            3 => Self::Basic(tagged::rest::<D, BasicOutput<'static>>(rest)?),
-            4 => Self::Alias(tagged::rest::<D, AliasOutput<'static>>(rest)?),
-            5 => Self::Foundry(tagged::rest::<D, FoundryOutput<'static>>(rest)?),
-            6 => Self::Nft(tagged::rest::<D, NftOutput<'static>>(rest)?),
-            t => return Err(serde::de::Error::custom(format!("unknown output type {t}"))),
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::TREASURY) => Self::Treasury(tagged::rest::<D, TreasuryOutput>(rest)?),
+            Some(Self::BASIC) => Self::Basic(tagged::rest::<D, BasicOutput<'static>>(rest)?),
+            Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, AliasOutput<'static>>(rest)?),
+            Some(Self::FOUNDRY) => Self::Foundry(tagged::rest::<D, FoundryOutput<'static>>(rest)?),
+            Some(Self::NFT) => Self::Nft(tagged::rest::<D, NftOutput<'static>>(rest)?),
+            _ => {
+                return Err(serde::de::Error::custom(format!(
+                    "unknown output type {ty}"
+                )))
+            }
         })
     }
 }

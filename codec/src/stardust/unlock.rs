@@ -152,13 +152,22 @@ pub enum Unlock<'a> {
 }
 
 impl Unlock<'_> {
+    /// Type byte of [`Self::Signature`].
+    pub const SIGNATURE: u8 = 0;
+    /// Type byte of [`Self::Reference`].
+    pub const REFERENCE: u8 = 1;
+    /// Type byte of [`Self::Alias`].
+    pub const ALIAS: u8 = 2;
+    /// Type byte of [`Self::Nft`].
+    pub const NFT: u8 = 3;
+
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
-            Self::Signature(_) => 0,
-            Self::Reference(_) => 1,
-            Self::Alias(_) => 2,
-            Self::Nft(_) => 3,
+            Self::Signature(_) => Self::SIGNATURE,
+            Self::Reference(_) => Self::REFERENCE,
+            Self::Alias(_) => Self::ALIAS,
+            Self::Nft(_) => Self::NFT,
         }
     }
 
@@ -221,12 +230,12 @@ impl Unlock<'_> {
 impl<'a> Codec<'a> for Unlock<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         Ok(match r.u8()? {
-            0 => Self::Signature(Cow::Borrowed(
+            Self::SIGNATURE => Self::Signature(Cow::Borrowed(
                 Ed25519Signature::read_view(r).map_err(|e| e.at("signature"))?,
             )),
-            1 => Self::Reference(r.u16()?),
-            2 => Self::Alias(r.u16()?),
-            3 => Self::Nft(r.u16()?),
+            Self::REFERENCE => Self::Reference(r.u16()?),
+            Self::ALIAS => Self::Alias(r.u16()?),
+            Self::NFT => Self::Nft(r.u16()?),
             t => return Err(ErrorKind::UnknownType(t.into()).into()),
         })
     }
@@ -270,14 +279,18 @@ crate::types::tagged::deserialize_tagged!(Unlock<'_>);
 
 impl<'de> crate::types::tagged::Tagged<'de> for Unlock<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            0 => Self::Signature(Cow::Owned(
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::SIGNATURE) => Self::Signature(Cow::Owned(
                 tagged::rest::<D, SigUnlockJson>(rest)?.signature,
             )),
-            1 => Self::Reference(tagged::rest::<D, RefJson>(rest)?.reference),
-            2 => Self::Alias(tagged::rest::<D, RefJson>(rest)?.reference),
-            3 => Self::Nft(tagged::rest::<D, RefJson>(rest)?.reference),
-            t => return Err(serde::de::Error::custom(format!("unknown unlock type {t}"))),
+            Some(Self::REFERENCE) => Self::Reference(tagged::rest::<D, RefJson>(rest)?.reference),
+            Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, RefJson>(rest)?.reference),
+            Some(Self::NFT) => Self::Nft(tagged::rest::<D, RefJson>(rest)?.reference),
+            _ => {
+                return Err(serde::de::Error::custom(format!(
+                    "unknown unlock type {ty}"
+                )))
+            }
         })
     }
 }
