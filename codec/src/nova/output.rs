@@ -755,21 +755,24 @@ pub enum TokenScheme {
 }
 
 impl TokenScheme {
+    /// Type byte of [`Self::Simple`].
+    pub const SIMPLE: u8 = 0;
+
     /// The wire type byte.
     pub fn kind(&self) -> u8 {
-        0
+        Self::SIMPLE
     }
 }
 
 impl<'a> Codec<'a> for TokenScheme {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         match r.u8()? {
-            0 => Ok(Self::Simple(SimpleTokenScheme::read(r).at("tokenScheme")?)),
+            Self::SIMPLE => Ok(Self::Simple(SimpleTokenScheme::read(r).at("tokenScheme")?)),
             t => Err(Error::new(ErrorKind::UnknownType(t.into())).at("tokenScheme")),
         }
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        out.push(0);
+        out.push(Self::SIMPLE);
         let Self::Simple(s) = self;
         s.encode(out);
     }
@@ -778,7 +781,7 @@ impl<'a> Codec<'a> for TokenScheme {
 impl Serialize for TokenScheme {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let Self::Simple(x) = self;
-        crate::types::tagged::serialize(s, 0, x)
+        crate::types::tagged::serialize(s, Self::SIMPLE.into(), x)
     }
 }
 
@@ -786,9 +789,9 @@ crate::types::tagged::deserialize_tagged!(TokenScheme);
 
 impl<'de> crate::types::tagged::Tagged<'de> for TokenScheme {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        match ty {
-            0 => Ok(Self::Simple(crate::types::tagged::rest::<D, _>(rest)?)),
-            t => Err(D::Error::custom(format!("unknown token scheme type {t}"))),
+        match u8::try_from(ty).ok() {
+            Some(Self::SIMPLE) => Ok(Self::Simple(crate::types::tagged::rest::<D, _>(rest)?)),
+            _ => Err(D::Error::custom(format!("unknown token scheme type {ty}"))),
         }
     }
 }

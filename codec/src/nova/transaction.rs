@@ -160,21 +160,30 @@ pub enum ContextInput<'a> {
 }
 
 impl ContextInput<'_> {
+    /// Type byte of [`Self::Commitment`].
+    pub const COMMITMENT: u8 = 0;
+    /// Type byte of [`Self::BlockIssuanceCredit`].
+    pub const BLOCK_ISSUANCE_CREDIT: u8 = 1;
+    /// Type byte of [`Self::Reward`].
+    pub const REWARD: u8 = 2;
+
     /// The wire type byte.
     pub fn kind(&self) -> u8 {
         match self {
-            Self::Commitment(_) => 0,
-            Self::BlockIssuanceCredit(_) => 1,
-            Self::Reward(_) => 2,
+            Self::Commitment(_) => Self::COMMITMENT,
+            Self::BlockIssuanceCredit(_) => Self::BLOCK_ISSUANCE_CREDIT,
+            Self::Reward(_) => Self::REWARD,
         }
     }
 
     /// Sort key: type, then account id / index.
     fn key(&self) -> (u8, &[u8], u16) {
         match self {
-            Self::Commitment(_) => (0, &[], 0),
-            Self::BlockIssuanceCredit(b) => (1, b.account_id.as_array(), 0),
-            Self::Reward(r) => (2, &[], r.index),
+            Self::Commitment(_) => (Self::COMMITMENT, &[], 0),
+            Self::BlockIssuanceCredit(b) => {
+                (Self::BLOCK_ISSUANCE_CREDIT, b.account_id.as_array(), 0)
+            }
+            Self::Reward(r) => (Self::REWARD, &[], r.index),
         }
     }
 
@@ -195,9 +204,9 @@ impl ContextInput<'_> {
 impl<'a> Codec<'a> for ContextInput<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         Ok(match r.u8()? {
-            0 => Self::Commitment(CommitmentInput::read(r)?),
-            1 => Self::BlockIssuanceCredit(BicInput::read(r)?),
-            2 => Self::Reward(RewardInput::read(r)?),
+            Self::COMMITMENT => Self::Commitment(CommitmentInput::read(r)?),
+            Self::BLOCK_ISSUANCE_CREDIT => Self::BlockIssuanceCredit(BicInput::read(r)?),
+            Self::REWARD => Self::Reward(RewardInput::read(r)?),
             t => return Err(ErrorKind::UnknownType(t.into()).into()),
         })
     }
@@ -233,16 +242,18 @@ impl<'de> Deserialize<'de> for ContextInput<'_> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use crate::types::tagged::split_value;
         let (ty, v) = split_value(d)?;
-        Ok(match ty {
-            0 => Self::Commitment(from_value::<D, _>(v)?),
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::COMMITMENT) => Self::Commitment(from_value::<D, _>(v)?),
             // decisions.md: our contract's `{"type":1,"commitmentId":…}` (no
             // accountId) is a commitment input too.
-            1 if v.get("commitmentId").is_some() && v.get("accountId").is_none() => {
+            Some(Self::BLOCK_ISSUANCE_CREDIT)
+                if v.get("commitmentId").is_some() && v.get("accountId").is_none() =>
+            {
                 Self::Commitment(from_value::<D, _>(v)?)
             }
-            1 => Self::BlockIssuanceCredit(from_value::<D, _>(v)?),
-            2 => Self::Reward(from_value::<D, _>(v)?),
-            t => return Err(D::Error::custom(format!("unknown context input type {t}"))),
+            Some(Self::BLOCK_ISSUANCE_CREDIT) => Self::BlockIssuanceCredit(from_value::<D, _>(v)?),
+            Some(Self::REWARD) => Self::Reward(from_value::<D, _>(v)?),
+            _ => return Err(D::Error::custom(format!("unknown context input type {ty}"))),
         })
     }
 }
