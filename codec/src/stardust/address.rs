@@ -126,19 +126,19 @@ impl Serialize for Address<'_> {
         match self {
             Self::Ed25519(h) => tagged::serialize(
                 s,
-                0,
+                Self::ED25519.into(),
                 &Ed25519Json {
                     pub_key_hash: h.clone(),
                 },
             ),
             Self::Alias(h) => tagged::serialize(
                 s,
-                8,
+                Self::ALIAS.into(),
                 &AliasJson {
                     alias_id: h.clone(),
                 },
             ),
-            Self::Nft(h) => tagged::serialize(s, 16, &NftJson { nft_id: h.clone() }),
+            Self::Nft(h) => tagged::serialize(s, Self::NFT.into(), &NftJson { nft_id: h.clone() }),
         }
     }
 }
@@ -147,13 +147,15 @@ crate::types::tagged::deserialize_tagged!(Address<'_>);
 
 impl<'de> crate::types::tagged::Tagged<'de> for Address<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            0 => Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash),
-            8 => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),
-            16 => Self::Nft(tagged::rest::<D, NftJson<'static>>(rest)?.nft_id),
-            t => {
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::ED25519) => {
+                Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash)
+            }
+            Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),
+            Some(Self::NFT) => Self::Nft(tagged::rest::<D, NftJson<'static>>(rest)?.nft_id),
+            _ => {
                 return Err(serde::de::Error::custom(format!(
-                    "unknown address type {t}"
+                    "unknown address type {ty}"
                 )))
             }
         })

@@ -241,11 +241,16 @@ pub enum MilestoneOption<'a> {
 }
 
 impl MilestoneOption<'_> {
+    /// Type byte of [`Self::Receipt`].
+    pub const RECEIPT: u8 = 0;
+    /// Type byte of [`Self::ProtocolParams`].
+    pub const PROTOCOL_PARAMS: u8 = 1;
+
     /// The type byte.
     pub fn kind(&self) -> u8 {
         match self {
-            Self::Receipt(_) => 0,
-            Self::ProtocolParams(_) => 1,
+            Self::Receipt(_) => Self::RECEIPT,
+            Self::ProtocolParams(_) => Self::PROTOCOL_PARAMS,
         }
     }
 
@@ -261,8 +266,8 @@ impl MilestoneOption<'_> {
 impl<'a> Codec<'a> for MilestoneOption<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         Ok(match r.u8()? {
-            0 => Self::Receipt(Receipt::read_body(r)?),
-            1 => Self::ProtocolParams(ProtocolParamsOption {
+            Self::RECEIPT => Self::Receipt(Receipt::read_body(r)?),
+            Self::PROTOCOL_PARAMS => Self::ProtocolParams(ProtocolParamsOption {
                 target_milestone_index: r.u32().at("targetMilestoneIndex")?,
                 protocol_version: r.u8().at("protocolVersion")?,
                 params: Bytes::borrowed(r.prefixed(&PARAMS).at("params")?),
@@ -288,8 +293,8 @@ impl<'a> Codec<'a> for MilestoneOption<'a> {
 impl Serialize for MilestoneOption<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Receipt(r) => tagged::serialize(s, 0, r),
-            Self::ProtocolParams(p) => tagged::serialize(s, 1, p),
+            Self::Receipt(r) => tagged::serialize(s, self.kind().into(), r),
+            Self::ProtocolParams(p) => tagged::serialize(s, self.kind().into(), p),
         }
     }
 }
@@ -298,12 +303,14 @@ crate::types::tagged::deserialize_tagged!(MilestoneOption<'_>);
 
 impl<'de> crate::types::tagged::Tagged<'de> for MilestoneOption<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            0 => Self::Receipt(tagged::rest::<D, Receipt<'static>>(rest)?),
-            1 => Self::ProtocolParams(tagged::rest::<D, ProtocolParamsOption<'static>>(rest)?),
-            t => {
+        Ok(match u8::try_from(ty).ok() {
+            Some(Self::RECEIPT) => Self::Receipt(tagged::rest::<D, Receipt<'static>>(rest)?),
+            Some(Self::PROTOCOL_PARAMS) => {
+                Self::ProtocolParams(tagged::rest::<D, ProtocolParamsOption<'static>>(rest)?)
+            }
+            _ => {
                 return Err(serde::de::Error::custom(format!(
-                    "unknown milestone option type {t}"
+                    "unknown milestone option type {ty}"
                 )))
             }
         })

@@ -531,9 +531,9 @@ crate::types::tagged::deserialize_tagged!(Payload<'_>);
 impl<'de> crate::types::tagged::Tagged<'de> for Payload<'_> {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
         Ok(match ty {
-            5 => Self::TaggedData(tagged::rest::<D, TaggedData<'static>>(rest)?),
-            6 => Self::Transaction(tagged::rest::<D, Transaction<'static>>(rest)?),
-            7 => Self::Milestone(tagged::rest::<D, Milestone<'static>>(rest)?),
+            TaggedData::KIND => Self::TaggedData(tagged::rest::<D, TaggedData<'static>>(rest)?),
+            Transaction::KIND => Self::Transaction(tagged::rest::<D, Transaction<'static>>(rest)?),
+            Milestone::KIND => Self::Milestone(tagged::rest::<D, Milestone<'static>>(rest)?),
             t => {
                 return Err(serde::de::Error::custom(format!(
                     "payload type {t} is not allowed in a block"
