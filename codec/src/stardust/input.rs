@@ -106,6 +106,9 @@ pub struct TreasuryInput<'a> {
 }
 
 impl TreasuryInput<'_> {
+    /// Its type byte.
+    pub const KIND: u8 = 1;
+
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> TreasuryInput<'static> {
         TreasuryInput {
@@ -117,7 +120,7 @@ impl TreasuryInput<'_> {
 impl<'a> Codec<'a> for TreasuryInput<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         match r.u8()? {
-            1 => Ok(Self {
+            TreasuryInput::KIND => Ok(Self {
                 milestone_id: Hash32::borrowed(r.array()?),
             }),
             t => Err(ErrorKind::UnknownType(t.into()).into()),
@@ -125,7 +128,7 @@ impl<'a> Codec<'a> for TreasuryInput<'a> {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        out.push(1);
+        out.push(TreasuryInput::KIND);
         out.extend_from_slice(self.milestone_id.as_array());
     }
 }
@@ -171,7 +174,7 @@ impl Serialize for Input<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Utxo(u) => u.serialize(s),
-            Self::Treasury(t) => tagged::serialize(s, 1, t),
+            Self::Treasury(t) => tagged::serialize(s, TreasuryInput::KIND.into(), t),
         }
     }
 }
@@ -179,13 +182,16 @@ impl Serialize for Input<'_> {
 impl<'de> Deserialize<'de> for Input<'_> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        match v.get("type").and_then(serde_json::Value::as_u64) {
-            Some(0) => UtxoInput::deserialize(v)
+        let kind = v.get("type").and_then(serde_json::Value::as_u64);
+        match kind.and_then(|k| u8::try_from(k).ok()) {
+            Some(UtxoInput::KIND) => UtxoInput::deserialize(v)
                 .map(|u| Self::Utxo(Cow::Owned(u)))
                 .map_err(serde::de::Error::custom),
-            Some(1) => super::typed::t1::deserialize::<_, TreasuryInput<'static>>(v)
-                .map(Self::Treasury)
-                .map_err(serde::de::Error::custom),
+            Some(TreasuryInput::KIND) => {
+                super::typed::t1::deserialize::<_, TreasuryInput<'static>>(v)
+                    .map(Self::Treasury)
+                    .map_err(serde::de::Error::custom)
+            }
             _ => Err(serde::de::Error::custom("unknown or missing input type")),
         }
     }

@@ -106,9 +106,12 @@ impl SimpleTokenScheme {
 }
 
 impl TokenScheme {
+    /// Type byte of [`Self::Simple`].
+    pub const SIMPLE: u8 = 0;
+
     /// The type byte.
     pub fn kind(&self) -> u8 {
-        0
+        Self::SIMPLE
     }
 
     /// Syntactic rules: maximum > 0, melted ≤ minted, minted − melted ≤ maximum.
@@ -133,7 +136,7 @@ impl TokenScheme {
 impl<'a> Codec<'a> for TokenScheme {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         match r.u8()? {
-            0 => Ok(Self::Simple(SimpleTokenScheme {
+            Self::SIMPLE => Ok(Self::Simple(SimpleTokenScheme {
                 minted_tokens: U256::from_le(r.array()?),
                 melted_tokens: U256::from_le(r.array()?),
                 maximum_supply: U256::from_le(r.array()?),
@@ -144,7 +147,7 @@ impl<'a> Codec<'a> for TokenScheme {
 
     fn encode(&self, out: &mut Vec<u8>) {
         let Self::Simple(s) = self;
-        out.push(0);
+        out.push(Self::SIMPLE);
         out.extend_from_slice(&s.minted_tokens.to_le());
         out.extend_from_slice(&s.melted_tokens.to_le());
         out.extend_from_slice(&s.maximum_supply.to_le());
@@ -154,7 +157,7 @@ impl<'a> Codec<'a> for TokenScheme {
 impl Serialize for TokenScheme {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let Self::Simple(v) = self;
-        tagged::serialize(s, 0, v)
+        tagged::serialize(s, Self::SIMPLE.into(), v)
     }
 }
 
@@ -162,10 +165,10 @@ crate::types::tagged::deserialize_tagged!(TokenScheme);
 
 impl<'de> crate::types::tagged::Tagged<'de> for TokenScheme {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        match ty {
-            0 => Ok(Self::Simple(tagged::rest::<D, SimpleTokenScheme>(rest)?)),
-            t => Err(serde::de::Error::custom(format!(
-                "unknown token scheme type {t}"
+        match u8::try_from(ty).ok() {
+            Some(Self::SIMPLE) => Ok(Self::Simple(tagged::rest::<D, SimpleTokenScheme>(rest)?)),
+            _ => Err(serde::de::Error::custom(format!(
+                "unknown token scheme type {ty}"
             ))),
         }
     }
