@@ -125,6 +125,27 @@ async fn richest(
     )
 }
 
+/// The indexer scenario asks for one of the benchmark addresses: a bech32 `rms` Ed25519
+/// address whose key hash is a number below 100 000, then zeros.
+async fn indexer(
+    State(seen): State<S>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+) -> (StatusCode, Json<Value>) {
+    let good = q
+        .get("unlockableByAddress")
+        .and_then(|a| ledger_codec::stardust::Address::from_bech32(a).ok())
+        .is_some_and(|(hrp, a)| {
+            let bytes = a.to_array();
+            let mut n = [0u8; 8];
+            n.copy_from_slice(&bytes[1..9]);
+            hrp == "rms"
+                && bytes[0] == 0
+                && bytes[9..].iter().all(|b| *b == 0)
+                && u64::from_le_bytes(n) < 100_000
+        });
+    verdict(&seen, good, StatusCode::OK)
+}
+
 /// Starts the test server on a thread of its own; returns its address and counters.
 fn server(with_tips: bool) -> (SocketAddr, S) {
     let seen = S::default();
@@ -140,7 +161,8 @@ fn server(with_tips: bool) -> (SocketAddr, S) {
             let mut app = Router::new()
                 .route("/api/core/v2/blocks", post(submit))
                 .route("/api/core/v2/outputs/{id}", get(output))
-                .route("/api/explorer/v2/ledger/richest-addresses", get(richest));
+                .route("/api/explorer/v2/ledger/richest-addresses", get(richest))
+                .route("/api/indexer/v1/outputs", get(indexer));
             if with_tips {
                 app = app.route("/api/core/v2/tips", get(tips));
             }
@@ -187,6 +209,7 @@ fn every_scenario_sends_well_formed_requests_and_counts_them() {
         ("submit-json", "201"),
         ("get-output", "200"),
         ("richest", "200"),
+        ("indexer-address", "200"),
     ] {
         let (addr, seen) = server(true);
         let url = format!("http://{addr}");
