@@ -63,6 +63,8 @@ pub struct Shared {
     pub body_timeout: std::time::Duration,
     /// Request-body bytes that may be buffered at once over all requests, in KiB permits.
     pub body_budget: Arc<tokio::sync::Semaphore>,
+    /// Block submissions in flight at once ([`crate::intake::SubmitSlot`]).
+    pub submit_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -101,6 +103,9 @@ impl AppState {
             api_metrics: Arc::default(),
             body_timeout: std::time::Duration::from_secs(30),
             body_budget: Arc::new(tokio::sync::Semaphore::new(body_permits(64 << 20))),
+            submit_slots: Arc::new(tokio::sync::Semaphore::new(
+                crate::intake::DEFAULT_MAX_PENDING_SUBMITS,
+            )),
         }))
     }
 
@@ -153,6 +158,12 @@ impl AppState {
         let shared = self.shared();
         shared.body_timeout = timeout;
         shared.body_budget = Arc::new(tokio::sync::Semaphore::new(body_permits(max_buffered)));
+        self
+    }
+
+    /// The same state with at most `n` block submissions in flight.
+    pub fn with_max_pending_submits(mut self, n: usize) -> Self {
+        self.shared().submit_slots = Arc::new(tokio::sync::Semaphore::new(n.max(1)));
         self
     }
 

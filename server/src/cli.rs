@@ -255,6 +255,12 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_HTTP_MAX_BUFFERED_BODY", value_name = "BYTES")]
     pub http_max_buffered_body: Option<usize>,
 
+    /// Most block submissions in flight at once (POST /blocks, v2 and v3, from routing to the
+    /// answer); more get 503 with Retry-After at once [default: 4096].
+    #[arg(long, env = "LEDGER_NODE_API_MAX_PENDING_SUBMITS", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub api_max_pending_submits: Option<u64>,
+
     /// Do not keep the indexer's output indexes: the /api/indexer/v1 routes then answer 503.
     /// Saves their memory and their share of each confirmation.
     #[arg(
@@ -321,6 +327,9 @@ impl RunArgs {
             http_max_connections: self.http_max_connections.or(lower.http_max_connections),
             http_max_buffered_body: self.http_max_buffered_body.or(lower.http_max_buffered_body),
             no_indexer: self.no_indexer.or(lower.no_indexer),
+            api_max_pending_submits: self
+                .api_max_pending_submits
+                .or(lower.api_max_pending_submits),
         }
     }
 }

@@ -113,6 +113,8 @@ pub struct NodeConfig {
     pub http_max_buffered_body: usize,
     /// Keep the indexer's output indexes.
     pub indexer: bool,
+    /// Most block submissions in flight at once.
+    pub api_max_pending_submits: usize,
 }
 
 impl NodeConfig {
@@ -233,6 +235,10 @@ impl NodeConfig {
             milestone_threshold,
             pow: !args.no_pow.unwrap_or(false),
             indexer: !args.no_indexer.unwrap_or(false),
+            api_max_pending_submits: args
+                .api_max_pending_submits
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(crate::intake::DEFAULT_MAX_PENDING_SUBMITS),
             pow_workers,
             v3_protocol_parameters: args.v3_protocol_parameters,
             api_body_limit,

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod conn_clock;
 pub mod error;
+pub mod intake;
 pub mod jwt;
 pub mod media;
 pub mod metrics;

@@ -238,6 +238,7 @@ async fn run_with_state(
     let mut state = AppState::new(Arc::clone(&node), access)
         .with_body_limit(config.api_body_limit)
         .with_body_budget(config.http_body_timeout, config.http_max_buffered_body)
+        .with_max_pending_submits(config.api_max_pending_submits)
         .with_pow(config.pow);
     let engine_for_metrics = engine.clone();
     if let Some(engine) = engine {

@@ -196,3 +196,51 @@ fn requests_the_parser_cannot_read_get_a_status_and_a_close() {
     // The node is unharmed.
     assert_eq!(node.get("/api/core/v2/info").status, 200);
 }
+
+/// Submissions beyond `--api-max-pending-submits` are shed at once with 503 and
+/// `Retry-After` (not queued), reads carry on, and the slot frees when the held submit ends.
+#[test]
+fn submits_beyond_the_pending_cap_are_shed_with_503() {
+    let node = TestNode::start_with(&["--api-max-pending-submits", "1"], &[]);
+    let block = serde_json::json!({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x01", "data": "0x"}});
+    // One submit takes the only slot: its body is still arriving.
+    let mut held = TcpStream::connect(node.addr).expect("connect");
+    held.write_all(
+        b"POST /api/core/v2/blocks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Content-Length: 100\r\n\r\n{",
+    )
+    .expect("write");
+    let started = Instant::now();
+    let shed = loop {
+        let r = node.post_json("/api/core/v2/blocks", &block);
+        if r.status == 503 {
+            break r;
+        }
+        // The held submit may not be routed yet: then this one went through.
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the held submit never took the slot"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let message = shed.assert_error(503);
+    assert!(message.contains("try again"), "{message}");
+    assert!(shed.header("retry-after").is_some(), "no Retry-After");
+    assert_eq!(node.get("/api/core/v2/info").status, 200);
+    // The slot comes back when the held submit's connection goes.
+    drop(held);
+    let started = Instant::now();
+    loop {
+        let r = node.post_json("/api/core/v2/blocks", &block);
+        if r.status == 201 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the slot did not come back: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

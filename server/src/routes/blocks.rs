@@ -34,6 +34,7 @@ use ledger_engine::{
 use crate::{
     app::AppState,
     error::{ApiError, POW_UNAVAILABLE},
+    intake::SubmitSlot,
     media::{binary, Accept, Encoding, RawBody},
     routes::ids::{json_response, parse_hex_id, to_hex, v2_binary},
 };
@@ -54,7 +55,11 @@ fn invalid(message: impl std::fmt::Display) -> ApiError {
 }
 
 /// `POST /api/core/v2/blocks`: 201 with `Location: 0x<id>` and `{"blockId":"0x…"}`.
-pub async fn submit(State(state): State<AppState>, body: RawBody) -> Result<Response, ApiError> {
+pub async fn submit(
+    State(state): State<AppState>,
+    _slot: SubmitSlot,
+    body: RawBody,
+) -> Result<Response, ApiError> {
     let answer = store(&state, body).await;
     if let Err(e) = &answer {
         state.rejects.record(e);

@@ -57,6 +57,7 @@ pub const PENDING: &str = "pending";
 /// 415), 503 when the node has no engine or no v3 parameters, 500 only for storage faults.
 pub async fn submit(
     State(state): State<AppState>,
+    _slot: crate::intake::SubmitSlot,
     Accept(accept): Accept,
     body: RawBody,
 ) -> Result<Response, ApiError> {
