@@ -17,6 +17,7 @@ pub mod jwt;
 pub mod media;
 pub mod metrics;
 pub mod node;
+pub mod p2p;
 pub mod pow_pool;
 pub mod prometheus;
 pub mod rejects;
