@@ -55,20 +55,8 @@ fn entry(i: u64) -> IndexEntry {
     let mut id = [0u8; 34];
     id[..8].copy_from_slice(&i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes());
     IndexEntry {
-        output_id: id,
-        kind: OutputKind::Basic,
-        native_tokens: 0,
         address: Some(address(i % ADDRESSES)),
-        storage_deposit_return: None,
-        timelock: None,
-        expiration: None,
-        state_controller: None,
-        governor: None,
-        alias_address: None,
-        sender: None,
-        issuer: None,
-        tag: None,
-        chain_id: None,
+        ..IndexEntry::new(id, OutputKind::Basic, 0)
     }
 }
 

@@ -79,19 +79,12 @@ pub struct IndexEntry {
 }
 
 impl IndexEntry {
-    /// The entry of output `output_id`; `None` for treasury outputs.
-    pub fn of(output_id: &OutputId, output: &Output<'_>) -> Option<Self> {
-        let kind = match output {
-            Output::Basic(_) => OutputKind::Basic,
-            Output::Alias(_) => OutputKind::Alias,
-            Output::Foundry(_) => OutputKind::Foundry,
-            Output::Nft(_) => OutputKind::Nft,
-            Output::Treasury(_) => return None,
-        };
-        let mut e = Self {
-            output_id: *output_id,
+    /// An entry of `kind` with no address, condition, feature or chain id yet.
+    pub fn new(output_id: OutputId, kind: OutputKind, native_tokens: u8) -> Self {
+        Self {
+            output_id,
             kind,
-            native_tokens: u8::try_from(output.native_tokens().len()).unwrap_or(u8::MAX),
+            native_tokens,
             address: None,
             storage_deposit_return: None,
             timelock: None,
@@ -103,7 +96,20 @@ impl IndexEntry {
             issuer: None,
             tag: None,
             chain_id: None,
+        }
+    }
+
+    /// The entry of output `output_id`; `None` for treasury outputs.
+    pub fn of(output_id: &OutputId, output: &Output<'_>) -> Option<Self> {
+        let kind = match output {
+            Output::Basic(_) => OutputKind::Basic,
+            Output::Alias(_) => OutputKind::Alias,
+            Output::Foundry(_) => OutputKind::Foundry,
+            Output::Nft(_) => OutputKind::Nft,
+            Output::Treasury(_) => return None,
         };
+        let native_tokens = u8::try_from(output.native_tokens().len()).unwrap_or(u8::MAX);
+        let mut e = Self::new(*output_id, kind, native_tokens);
         for u in output.unlock_conditions() {
             match u {
                 UnlockCondition::Address(a) => e.address = Some(a.to_array()),

@@ -56,15 +56,19 @@ impl Log {
         ))
     }
 
-    /// All records in append order, as of this call (later appends are not visited).
-    pub fn iter(&self) -> Iter<'_> {
-        let end = self
-            .inner
+    /// Records in the index now.
+    fn record_count(&self) -> usize {
+        self.inner
             .index
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .entries
-            .len();
+            .len()
+    }
+
+    /// All records in append order, as of this call (later appends are not visited).
+    pub fn iter(&self) -> Iter<'_> {
+        let end = self.record_count();
         Iter {
             log: self,
             next: 0,
@@ -75,14 +79,7 @@ impl Log {
 
     /// Number of records stored.
     pub fn len(&self) -> u64 {
-        let n = self
-            .inner
-            .index
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries
-            .len();
-        u64::try_from(n).unwrap_or(u64::MAX)
+        u64::try_from(self.record_count()).unwrap_or(u64::MAX)
     }
 
     /// Whether no record is stored.

@@ -41,6 +41,15 @@ fn milestone_response(
     }
 }
 
+/// The milestone with the hex id in path parameter `milestone_id`: 400 for a bad id, 404 for
+/// an unknown one.
+fn milestone_by_id(engine: &Engine, milestone_id: &str) -> Result<MilestoneInfo, ApiError> {
+    let id = parse_hex_id::<32>("milestoneId", milestone_id)?;
+    engine
+        .milestone_by_id(&id)
+        .ok_or_else(|| ApiError::not_found(format!("milestone not found: {milestone_id}")))
+}
+
 /// `GET /api/core/v2/milestones/by-index/{index}`.
 pub async fn by_index(
     State(state): State<AppState>,
@@ -61,11 +70,8 @@ pub async fn by_id(
     Path(milestone_id): Path<String>,
     accept: Accept,
 ) -> Result<Response, ApiError> {
-    let id = parse_hex_id::<32>("milestoneId", &milestone_id)?;
     let engine = state.engine()?;
-    let info = engine
-        .milestone_by_id(&id)
-        .ok_or_else(|| ApiError::not_found(format!("milestone not found: {milestone_id}")))?;
+    let info = milestone_by_id(engine, &milestone_id)?;
     milestone_response(engine, info, accept)
 }
 
@@ -107,10 +113,7 @@ pub async fn utxo_changes_by_id(
     State(state): State<AppState>,
     Path(milestone_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id = parse_hex_id::<32>("milestoneId", &milestone_id)?;
     let engine = state.engine()?;
-    let info = engine
-        .milestone_by_id(&id)
-        .ok_or_else(|| ApiError::not_found(format!("milestone not found: {milestone_id}")))?;
+    let info = milestone_by_id(engine, &milestone_id)?;
     utxo_changes_response(engine, info.index)
 }
