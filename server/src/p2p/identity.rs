@@ -11,7 +11,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use libp2p_identity::{Keypair, PeerId};
+use libp2p::identity::{Keypair, PeerId};
 
 /// The key file's name inside the p2p store.
 pub const IDENTITY_FILE: &str = "identity.key";
