@@ -72,6 +72,8 @@ class Node:
                 "--coordinator-interval", str(interval)]
         if "--metrics-bind" in help_text:
             args += ["--metrics-bind", f"127.0.0.1:{free_port()}"]
+        if "--p2p-bind" in help_text:
+            args += ["--p2p-bind", "/ip4/127.0.0.1/tcp/0"]
         self.log = open(os.path.join(os.path.dirname(data_dir), "node.log"), "wb")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log,
                                      env={**os.environ, "RUST_LOG": "info"})

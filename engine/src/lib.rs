@@ -29,7 +29,8 @@ pub mod whiteflag;
 pub use error::{EngineError, SubmitError};
 pub use genesis::Genesis;
 pub use node::{
-    payload_kind, BlockStatus, Engine, EngineConfig, MilestoneInfo, OutputRead, PowStep, Prepared,
-    Submitted, UtxoChanges, V2Draft, V2Fields, V3Submitted,
+    payload_kind, BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneInfo,
+    OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
+    V3Submitted,
 };
 pub use timing::TimingObserver;

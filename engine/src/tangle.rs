@@ -218,6 +218,11 @@ impl Tangle {
         self.blocks.is_empty()
     }
 
+    /// How many milestones a block's oldest cone root may lag before it is below max depth.
+    pub fn below_max_depth(&self) -> u32 {
+        self.scoring.below_max_depth
+    }
+
     /// The confirmed milestone index.
     pub fn cmi(&self) -> u32 {
         self.cmi
@@ -282,6 +287,20 @@ impl Tangle {
         milestone_index: Option<u32>,
         record: u64,
     ) -> bool {
+        self.insert_collecting(id, parents, transaction_id, milestone_index, record, None)
+    }
+
+    /// [`Tangle::insert`], appending to `solidified` every block that became solid because
+    /// of it (the block itself first, then waiting children, in the order they solidified).
+    pub fn insert_collecting(
+        &mut self,
+        id: BlockId,
+        parents: Vec<BlockId>,
+        transaction_id: Option<[u8; 32]>,
+        milestone_index: Option<u32>,
+        record: u64,
+        solidified: Option<&mut Vec<BlockId>>,
+    ) -> bool {
         if self.blocks.contains_key(&id) || self.entry_points.contains_key(&id) {
             return false;
         }
@@ -306,8 +325,36 @@ impl Tangle {
             record,
         };
         self.blocks.insert(id, meta);
-        self.try_solidify(id);
+        self.try_solidify(id, solidified);
         true
+    }
+
+    /// True when `id` is neither a stored block nor a solid entry point.
+    pub fn is_unknown(&self, id: &BlockId) -> bool {
+        !self.blocks.contains_key(id) && !self.entry_points.contains_key(id)
+    }
+
+    /// Up to `limit` blocks of the past cone of `parents` that are not in the tangle: the
+    /// walk stops at solid blocks and solid entry points, and goes through stored blocks
+    /// that are not solid yet. What a node must fetch before the cone can be confirmed.
+    pub fn missing_in_cone(&self, parents: &[BlockId], limit: usize) -> Vec<BlockId> {
+        let mut missing = Vec::new();
+        let mut seen: HashSet<BlockId> = HashSet::new();
+        let mut stack: Vec<BlockId> = parents.to_vec();
+        while let Some(id) = stack.pop() {
+            if missing.len() >= limit {
+                break;
+            }
+            if self.entry_points.contains_key(&id) || !seen.insert(id) {
+                continue;
+            }
+            match self.blocks.get(&id) {
+                Some(m) if m.solid => {}
+                Some(m) => stack.extend(m.parents.iter().copied()),
+                None => missing.push(id),
+            }
+        }
+        missing
     }
 
     /// `(ocri, ycri)` of a block with `parents`, from their contributions (see
@@ -327,7 +374,7 @@ impl Tangle {
         Ok((if ocri == u32::MAX { self.cmi } else { ocri }, ycri))
     }
 
-    fn try_solidify(&mut self, start: BlockId) {
+    fn try_solidify(&mut self, start: BlockId, mut solidified: Option<&mut Vec<BlockId>>) {
         let mut stack = vec![start];
         while let Some(id) = stack.pop() {
             let Some(meta) = self.blocks.get(&id) else {
@@ -354,6 +401,9 @@ impl Tangle {
                 if m.referenced_by.is_none() && !has_children {
                     self.tips.insert(id);
                 }
+            }
+            if let Some(out) = solidified.as_deref_mut() {
+                out.push(id);
             }
             if let Some(children) = self.waiting.remove(&id) {
                 stack.extend(children);

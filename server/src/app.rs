@@ -209,6 +209,17 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// `DELETE path`.
+    fn delete<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Self {
+            method: Method::DELETE,
+            path,
+            handler: axum::routing::delete(handler),
+        }
+    }
+}
+
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.method, self.path)
@@ -223,6 +234,9 @@ pub fn endpoints() -> Vec<Endpoint> {
         Endpoint::get("/api/routes", routes::routes),
         Endpoint::get("/api/openapi.json", routes::openapi::document),
         Endpoint::get("/api/core/v2/peers", routes::peers::list),
+        Endpoint::post("/api/core/v2/peers", routes::peers::add),
+        Endpoint::get("/api/core/v2/peers/{peer_id}", routes::peers::get_one),
+        Endpoint::delete("/api/core/v2/peers/{peer_id}", routes::peers::remove),
         Endpoint::post("/api/core/v2/blocks", routes::blocks::submit),
         Endpoint::post("/api/core/v3/blocks", routes::v3::submit),
         Endpoint::get("/api/core/v3/blocks/{blockId}", routes::v3::get_block),

@@ -274,6 +274,68 @@ pub struct RunArgs {
     )]
     pub no_indexer: Option<bool>,
 
+    /// Address to listen on for peers, as a multiaddr; repeatable
+    /// [default: /ip4/0.0.0.0/tcp/15600]. The bound addresses are logged and written to
+    /// DATA_DIR/p2pstore/listen.addrs.
+    #[arg(
+        long,
+        env = "LEDGER_NODE_P2P_BIND",
+        value_name = "MULTIADDR",
+        value_delimiter = ','
+    )]
+    pub p2p_bind: Option<Vec<String>>,
+
+    /// A known peer, as a multiaddr ending in /p2p/<peerId>, e.g.
+    /// /ip4/127.0.0.1/tcp/15601/p2p/12D3KooW…; repeatable. Dialed and redialed for as long
+    /// as the node runs, like the peers in DATA_DIR/p2pstore/peering.json [default: none].
+    #[arg(
+        long,
+        env = "LEDGER_NODE_PEER",
+        value_name = "MULTIADDR",
+        value_delimiter = ','
+    )]
+    pub peer: Option<Vec<String>>,
+
+    /// Alias of the --peer at the same position; repeatable [default: none].
+    #[arg(
+        long,
+        env = "LEDGER_NODE_PEER_ALIAS",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub peer_alias: Option<Vec<String>>,
+
+    /// Peers that are not known (not configured) which may gossip with this node at once
+    /// [default: 4].
+    #[arg(long, env = "LEDGER_NODE_P2P_UNKNOWN_PEERS_LIMIT", value_name = "N")]
+    pub p2p_unknown_peers_limit: Option<usize>,
+
+    /// Longest wait between two dials of a known peer that is not connected; the wait starts
+    /// at 1 s and doubles up to this [default: 30].
+    #[arg(long, env = "LEDGER_NODE_P2P_RECONNECT_INTERVAL", value_name = "SECS")]
+    pub p2p_reconnect_interval: Option<f64>,
+
+    /// Silence on a gossip stream after which the peer is dropped [default: 60].
+    #[arg(long, env = "LEDGER_NODE_P2P_READ_TIMEOUT", value_name = "SECS")]
+    pub p2p_read_timeout: Option<f64>,
+
+    /// Age of a peer's last heartbeat after which it is dropped [default: 100].
+    #[arg(long, env = "LEDGER_NODE_P2P_HEARTBEAT_MAX_AGE", value_name = "SECS")]
+    pub p2p_heartbeat_max_age: Option<f64>,
+
+    /// Do not peer: no p2p listener, no gossip (the node then gets blocks only through its
+    /// API).
+    #[arg(
+        long,
+        env = "LEDGER_NODE_NO_P2P",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_p2p: Option<bool>,
+
     /// Log line format on stderr: `text`, or `json` (one object per line). What is logged is
     /// set with the RUST_LOG environment variable (e.g. `RUST_LOG=debug`,
     /// `RUST_LOG=info,ledger_engine=debug`) [default: text].
@@ -327,6 +389,16 @@ impl RunArgs {
             http_max_connections: self.http_max_connections.or(lower.http_max_connections),
             http_max_buffered_body: self.http_max_buffered_body.or(lower.http_max_buffered_body),
             no_indexer: self.no_indexer.or(lower.no_indexer),
+            p2p_bind: self.p2p_bind.or(lower.p2p_bind),
+            peer: self.peer.or(lower.peer),
+            peer_alias: self.peer_alias.or(lower.peer_alias),
+            p2p_unknown_peers_limit: self
+                .p2p_unknown_peers_limit
+                .or(lower.p2p_unknown_peers_limit),
+            p2p_reconnect_interval: self.p2p_reconnect_interval.or(lower.p2p_reconnect_interval),
+            p2p_read_timeout: self.p2p_read_timeout.or(lower.p2p_read_timeout),
+            p2p_heartbeat_max_age: self.p2p_heartbeat_max_age.or(lower.p2p_heartbeat_max_age),
+            no_p2p: self.no_p2p.or(lower.no_p2p),
             api_max_pending_submits: self
                 .api_max_pending_submits
                 .or(lower.api_max_pending_submits),

@@ -22,7 +22,9 @@ pub const DEFAULT_API_BIND: SocketAddr =
 /// Default address of the Prometheus endpoint (Hornet's default port).
 pub const DEFAULT_METRICS_BIND: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 9311);
-/// Default seconds between coordinator milestones.
+/// Default peer listen address.
+pub const DEFAULT_P2P_BIND: &str = "/ip4/0.0.0.0/tcp/15600";
+/// Default seconds between milestones of the built-in coordinator.
 pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
 /// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
 pub const MIN_COORDINATOR_INTERVAL: f64 = 0.05;
@@ -115,6 +117,8 @@ pub struct NodeConfig {
     pub indexer: bool,
     /// Most block submissions in flight at once.
     pub api_max_pending_submits: usize,
+    /// Peering (`None` with `--no-p2p`).
+    pub p2p: Option<crate::p2p::P2pConfig>,
 }
 
 impl NodeConfig {
@@ -180,6 +184,12 @@ impl NodeConfig {
             });
         }
         let coordinator = !args.no_coordinator.unwrap_or(false);
+        let p2p = p2p_config(
+            &args,
+            args.data_dir
+                .as_deref()
+                .unwrap_or(std::path::Path::new(DEFAULT_DATA_DIR)),
+        )?;
         let coordinator_public_keys = args
             .coordinator_public_keys
             .unwrap_or_default()
@@ -221,6 +231,7 @@ impl NodeConfig {
             None => 1,
         };
         Ok(Self {
+            p2p,
             data_dir: args
                 .data_dir
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
@@ -282,6 +293,56 @@ impl NodeConfig {
             },
         })
     }
+}
+
+/// Peering settings, unless `--no-p2p`.
+fn p2p_config(
+    args: &RunArgs,
+    data_dir: &std::path::Path,
+) -> Result<Option<crate::p2p::P2pConfig>, ConfigError> {
+    if args.no_p2p.unwrap_or(false) {
+        return Ok(None);
+    }
+    let binds = match &args.p2p_bind {
+        Some(list) => list
+            .iter()
+            .map(|a| a.trim().parse())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| ConfigError::Invalid {
+                name: "p2p-bind",
+                reason: "must be multiaddrs such as /ip4/0.0.0.0/tcp/15600",
+            })?,
+        None => vec![DEFAULT_P2P_BIND.parse().map_err(|_| ConfigError::Invalid {
+            name: "p2p-bind",
+            reason: "default does not parse",
+        })?],
+    };
+    let aliases = args.peer_alias.clone().unwrap_or_default();
+    let peers = args
+        .peer
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            crate::p2p::peer_address(text)
+                .map(|(addr, _)| (addr, aliases.get(i).cloned().filter(|a| !a.is_empty())))
+                .map_err(|_| ConfigError::Invalid {
+                    name: "peer",
+                    reason: "must be multiaddrs ending in /p2p/<peerId>",
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let unknown_peers_limit = args.p2p_unknown_peers_limit.unwrap_or(4);
+    Ok(Some(crate::p2p::P2pConfig {
+        store: data_dir.join(crate::p2p::STORE_DIR),
+        binds,
+        peers,
+        unknown_peers_limit,
+        reconnect_interval: seconds("p2p-reconnect-interval", args.p2p_reconnect_interval, 30.0)?,
+        read_timeout: seconds("p2p-read-timeout", args.p2p_read_timeout, 60.0)?,
+        heartbeat_max_age: seconds("p2p-heartbeat-max-age", args.p2p_heartbeat_max_age, 100.0)?,
+    }))
 }
 
 /// A positive, finite number of seconds from flag `name`, or `default`.

@@ -3,6 +3,7 @@
 //! Handlers only see [`NodeApi`] (through [`crate::app::AppState::node`]); the ledger engine
 //! implements it, and [`StubNode`] stands in for it where no ledger is needed.
 
+use crate::p2p::P2p;
 use crate::routes::peers::Peer;
 
 /// An error the node reports to the REST layer that is not the client's fault.
@@ -16,9 +17,14 @@ pub trait NodeApi: Send + Sync + 'static {
     /// runs its own coordinator is healthy without peers.
     fn is_healthy(&self) -> bool;
 
-    /// The node's peers (`GET /api/core/v2/peers`). Empty until peering exists.
+    /// The peering service, unless peering is off.
+    fn p2p(&self) -> Option<&P2p> {
+        None
+    }
+
+    /// The node's peers (`GET /api/core/v2/peers`); empty without peering.
     fn peers(&self) -> Vec<Peer> {
-        Vec::new()
+        self.p2p().map(P2p::peers).unwrap_or_default()
     }
 
     /// Called once when the server has stopped accepting requests: flush everything to disk.
@@ -41,26 +47,36 @@ impl NodeApi for StubNode {
     }
 }
 
-/// The real node: the ledger engine behind the API.
+/// The real node: the ledger engine behind the API, and its peering.
 #[derive(Debug, Clone)]
 pub struct EngineNode {
     /// The engine.
     pub engine: std::sync::Arc<ledger_engine::Engine>,
+    /// Peering (`None` with `--no-p2p`).
+    pub p2p: Option<P2p>,
 }
 
 impl NodeApi for EngineNode {
     fn is_healthy(&self) -> bool {
-        // A node with its own coordinator is synced by construction; otherwise the
-        // latest milestone must be recent (Hornet's 5-minute rule).
+        // A node with its own coordinator is synced by construction and healthy alone.
+        // Otherwise Hornet's rule: synced, the latest milestone recent (5 minutes), and,
+        // when peering, at least one connected peer.
         if self.engine.has_coordinator() {
             return true;
         }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        self.engine
+        let recent = self
+            .engine
             .latest_milestone()
-            .is_some_and(|m| now.saturating_sub(u64::from(m.timestamp)) < 300)
+            .is_some_and(|m| now.saturating_sub(u64::from(m.timestamp)) < 300);
+        let peered = self.p2p.as_ref().is_none_or(|p| p.connected_peers() > 0);
+        recent && peered && self.engine.sync_state().is_synced()
+    }
+
+    fn p2p(&self) -> Option<&P2p> {
+        self.p2p.as_ref()
     }
 
     fn shutdown(&self) -> Result<(), NodeError> {

@@ -61,6 +61,9 @@ pub enum RunError {
     /// The ledger engine could not be opened.
     #[error("ledger: {0}")]
     Engine(String),
+    /// Peering could not start.
+    #[error("{0}")]
+    P2p(crate::p2p::P2pError),
     /// The node failed to flush at shutdown.
     #[error("flushing the node at shutdown: {0}")]
     Flush(NodeError),
@@ -172,8 +175,20 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
     if let Some(interval) = config.coordinator_interval {
         engine.start_coordinator(interval);
     }
+    let p2p = match &config.p2p {
+        Some(p2p_config) => Some(
+            crate::p2p::P2p::start(p2p_config.clone(), Arc::clone(&engine))
+                .await
+                .map_err(RunError::P2p)?,
+        ),
+        None => {
+            tracing::info!("peering off (--no-p2p)");
+            None
+        }
+    };
     let node = Arc::new(EngineNode {
         engine: Arc::clone(&engine),
+        p2p,
     });
     run_with_state(
         &config,

@@ -44,11 +44,16 @@ impl Engine {
             let Some(block_id) = next else { return Ok(()) };
             // A milestone whose past cone is incomplete (a salvaged log) waits: white flag
             // needs every block of the cone.
+            // Gossip fills a cone after its milestone arrives: that is the normal case then.
             if !self.read().tangle.get(&block_id).is_some_and(|m| m.solid) {
-                tracing::warn!(
-                    block = %hex32(&block_id),
-                    "the next milestone's past cone is incomplete: confirmation stops here"
-                );
+                if replay == Replay::Yes {
+                    tracing::warn!(
+                        block = %hex32(&block_id),
+                        "the next milestone's past cone is incomplete: confirmation stops here"
+                    );
+                } else {
+                    tracing::debug!(block = %hex32(&block_id), "next milestone waits for its cone");
+                }
                 return Ok(());
             }
             self.confirm_milestone_block(block_id, None, Instant::now(), replay)?;

@@ -44,8 +44,11 @@ impl Engine {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let started = Instant::now();
         let mut parents = self.read().tangle.tips();
+        // Our own blocks, announced to peers once the milestone is durable.
+        let mut issued = Vec::new();
         while parents.len() > 8 {
             parents = self.issue_checkpoints(&parents)?;
+            issued.extend_from_slice(&parents);
         }
         if parents.is_empty() {
             parents = self.select_parents();
@@ -100,8 +103,17 @@ impl Engine {
         }
         {
             let mut st = self.write();
-            Self::insert_block(&mut st, block_id, &block, None, appended.location.to_u64());
+            Self::insert_block(
+                &mut st,
+                block_id,
+                &block,
+                None,
+                appended.location.to_u64(),
+                None,
+            );
         }
+        issued.push(block_id);
+        self.announce(issued);
         if !self.confirm_milestone_block(block_id, Some(conf), started, Replay::No)? {
             return Err(EngineError::Inconsistent(format!(
                 "own milestone {index} was not confirmed"
@@ -137,7 +149,7 @@ impl Engine {
         let mut st = self.write();
         let mut ids = Vec::with_capacity(written.len());
         for (id, block, record) in &written {
-            Self::insert_block(&mut st, *id, block, None, *record);
+            Self::insert_block(&mut st, *id, block, None, *record, None);
             ids.push(*id);
         }
         drop(st);

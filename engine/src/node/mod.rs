@@ -33,6 +33,7 @@ use crate::watermark::Watermark;
 
 mod confirm;
 mod coordinator;
+mod gossip;
 mod keys;
 mod open;
 mod prepare;
@@ -40,6 +41,8 @@ mod signatures;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};
+pub use gossip::{BroadcastHook, GossipStored, SyncState};
+use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
 pub use prepare::{payload_kind, PowStep, Prepared, V2Draft, V2Fields};
 
@@ -194,6 +197,8 @@ pub struct Engine {
     // Told how long each milestone confirmation took (see `observe_timings`).
     indexer: Option<IndexerService>,
     timings: OnceLock<Arc<dyn TimingObserver>>,
+    // Told about blocks worth passing on to peers (see `set_broadcast_hook`).
+    broadcast: OnceLock<Arc<dyn gossip::BroadcastHook>>,
 }
 
 impl std::fmt::Debug for Engine {

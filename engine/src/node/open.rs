@@ -128,6 +128,7 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             storage_full: AtomicBool::new(false),
             timings: OnceLock::new(),
+            broadcast: OnceLock::new(),
             indexer,
         };
         engine.replay()?;
@@ -176,7 +177,7 @@ impl Engine {
                 )));
             };
             let tx_id = whiteflag::transaction_id(&block, rec.bytes());
-            Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64());
+            Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64(), None);
         }
         drop(st);
         let confirmed = self.confirm_pending(Replay::Yes);
@@ -192,14 +193,15 @@ impl Engine {
         block: &Block<'_>,
         tx_id: Option<[u8; 32]>,
         record: u64,
+        solidified: Option<&mut Vec<BlockId>>,
     ) -> bool {
         let ms = match &block.payload {
             Some(Payload::Milestone(m)) => Some(m.index),
             _ => None,
         };
-        let inserted = st
-            .tangle
-            .insert(id, block.parents.to_vec(), tx_id, ms, record);
+        let inserted =
+            st.tangle
+                .insert_collecting(id, block.parents.to_vec(), tx_id, ms, record, solidified);
         if let Some(index) = ms {
             if inserted && index > st.ledger.ledger_index() {
                 st.pending.entry(index).or_insert(id);

@@ -58,33 +58,47 @@ impl Engine {
     /// # Errors
     /// As [`Engine::submit_v2`].
     pub fn submit_v2_nowait(&self, bytes: &[u8]) -> Result<(Submitted, Durable), SubmitError> {
+        self.store_v2(bytes, Intake::Api)
+            .map(|s| (s.submitted, s.durable))
+    }
+
+    /// Stores a v2 block that passed the rules of `intake` (see [`Intake`]); the block is
+    /// readable and in the tangle when this returns, durable once `durable` is.
+    pub(super) fn store_v2(&self, bytes: &[u8], intake: Intake) -> Result<Stored, SubmitError> {
         let internal = |e: crate::log::LogError| self.store_error(e);
         let block = Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
         let id = Block::id_of(bytes);
+        let milestone_index = match &block.payload {
+            Some(Payload::Milestone(m)) => Some(m.index),
+            _ => None,
+        };
         if let Some(durable) = self.log.durable_mark(&LogId::V2(id)) {
-            return Ok((
-                Submitted {
+            return Ok(Stored {
+                submitted: Submitted {
                     block_id: id,
                     inserted: false,
                 },
                 durable,
-            ));
+                milestone_index,
+                missing_parents: Vec::new(),
+            });
         }
-        self.check_block(&block, bytes)?;
+        self.check_block(&block, bytes, intake)?;
         let (appended, durable) = self
             .log
             .append_nowait(&LogId::V2(id), bytes)
             .map_err(internal)?;
         self.stored();
         let tx_id = whiteflag::transaction_id(&block, bytes);
-        let is_milestone = matches!(block.payload, Some(Payload::Milestone(_)));
-        if is_milestone {
+        if milestone_index.is_some() {
             self.log.wait_durable_at(durable).map_err(internal)?;
         }
-        let arrived = {
+        let mut solidified = Vec::new();
+        let (arrived, missing_parents, next_solid, broadcast) = {
             let mut st = self.write();
             let record = appended.location.to_u64();
-            let inserted = Self::insert_block(&mut st, id, &block, tx_id, record);
+            let inserted =
+                Self::insert_block(&mut st, id, &block, tx_id, record, Some(&mut solidified));
             let mut arrived = Vec::new();
             if inserted && whiteflag::has_signatures(&block) {
                 st.unverified.push((id, record));
@@ -92,22 +106,49 @@ impl Engine {
                     arrived = std::mem::take(&mut st.unverified);
                 }
             }
-            arrived
+            let missing: Vec<BlockId> = block
+                .parents
+                .iter()
+                .filter(|p| st.tangle.is_unknown(p))
+                .copied()
+                .collect();
+            let next_solid = Self::next_milestone_solid(&st);
+            let broadcast = match self.broadcast.get() {
+                Some(_) => Self::worth_broadcasting(&st, solidified),
+                None => Vec::new(),
+            };
+            (arrived, missing, next_solid, broadcast)
         };
         if !arrived.is_empty() {
             self.verify_arrived(&arrived);
         }
-        if is_milestone {
+        if let (Some(hook), false) = (self.broadcast.get(), broadcast.is_empty()) {
+            let hook = Arc::clone(hook);
+            self.log.on_durable(durable, move |result| {
+                if result.is_ok() {
+                    hook.solid(broadcast);
+                }
+            });
+        }
+        // The next milestone is confirmed once its cone is complete; the cone's blocks may
+        // have come after it (gossip), so the log is made durable up to here first: the
+        // ledger never runs ahead of the log.
+        if milestone_index.is_some() || next_solid {
+            if next_solid {
+                self.log.wait_durable_at(durable).map_err(internal)?;
+            }
             self.confirm_pending(Replay::No)
                 .map_err(|e| SubmitError::Internal(e.to_string()))?;
         }
-        Ok((
-            Submitted {
+        Ok(Stored {
+            submitted: Submitted {
                 block_id: id,
                 inserted: appended.inserted,
             },
             durable,
-        ))
+            milestone_index,
+            missing_parents,
+        })
     }
 
     /// The submit error for a failed append: 503 `storage full` when the disk is full (the
@@ -144,7 +185,12 @@ impl Engine {
         self.log.on_durable(mark, f);
     }
 
-    pub(super) fn check_block(&self, block: &Block<'_>, bytes: &[u8]) -> Result<(), SubmitError> {
+    pub(super) fn check_block(
+        &self,
+        block: &Block<'_>,
+        bytes: &[u8],
+        intake: Intake,
+    ) -> Result<(), SubmitError> {
         let params = self.params();
         let invalid = |m: String| Err(SubmitError::Invalid(m));
         if block.protocol_version != params.version {
@@ -168,10 +214,14 @@ impl Engine {
                 }
             }
         }
-        let st = self.read();
-        st.tangle
-            .check_attachable(&block.parents)
-            .map_err(|e| SubmitError::Invalid(e.to_string()))
+        match intake {
+            Intake::Api => self
+                .read()
+                .tangle
+                .check_attachable(&block.parents)
+                .map_err(|e| SubmitError::Invalid(e.to_string())),
+            Intake::Gossip => Ok(()),
+        }
     }
 
     pub(super) fn check_milestone(

@@ -1,9 +1,18 @@
-//! `GET /api/core/v2/peers` in Hornet's shape, with both heartbeat key spellings.
+//! The peer routes in Hornet's shape (`GET`/`POST /api/core/v2/peers`,
+//! `GET`/`DELETE /api/core/v2/peers/{peerId}`), with both heartbeat key spellings.
 
-use axum::{extract::State, Json};
+use axum::{
+    extract::{Path, State},
+    http::StatusCode,
+    Json,
+};
 use serde::{Deserialize, Serialize};
 
-use crate::app::AppState;
+use crate::{
+    app::AppState,
+    error::ApiError,
+    p2p::{P2p, P2pError},
+};
 
 /// One peer, as in Hornet's `PeerResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,37 +113,97 @@ impl Serialize for Heartbeat {
     }
 }
 
-/// Gossip traffic counters of a peer.
+/// Gossip traffic counters of a peer (u64, as iota-sdk reads them), kept across reconnects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PeerMetrics {
     /// New blocks received.
-    pub new_blocks: u32,
+    pub new_blocks: u64,
     /// Already known blocks received.
-    pub known_blocks: u32,
+    pub known_blocks: u64,
     /// All blocks received.
-    pub received_blocks: u32,
+    pub received_blocks: u64,
     /// Block requests received.
-    pub received_block_requests: u32,
+    pub received_block_requests: u64,
     /// Milestone requests received.
-    pub received_milestone_requests: u32,
+    pub received_milestone_requests: u64,
     /// Heartbeats received.
-    pub received_heartbeats: u32,
+    pub received_heartbeats: u64,
     /// Blocks sent.
-    pub sent_blocks: u32,
+    pub sent_blocks: u64,
     /// Block requests sent.
-    pub sent_block_requests: u32,
+    pub sent_block_requests: u64,
     /// Milestone requests sent.
-    pub sent_milestone_requests: u32,
+    pub sent_milestone_requests: u64,
     /// Heartbeats sent.
-    pub sent_heartbeats: u32,
+    pub sent_heartbeats: u64,
     /// Packets dropped.
-    pub dropped_packets: u32,
+    pub dropped_packets: u64,
 }
 
-/// `GET /api/core/v2/peers`: the node's peers (a JSON array; empty until peering exists).
+/// `GET /api/core/v2/peers`: the node's peers (a JSON array; empty without peering).
 pub async fn list(State(state): State<AppState>) -> Json<Vec<Peer>> {
     Json(state.node.peers())
+}
+
+/// `GET /api/core/v2/peers/{peerId}`: one peer; 404 when it is not listed.
+pub async fn get_one(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Peer>, ApiError> {
+    state
+        .node
+        .p2p()
+        .and_then(|p| p.peer(&id))
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("peer {id} not found")))
+}
+
+/// The body of `POST /api/core/v2/peers`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddPeer {
+    /// Full multiaddr ending in `/p2p/<peerId>`.
+    pub multi_address: String,
+    /// Optional alias.
+    #[serde(default)]
+    pub alias: Option<String>,
+}
+
+fn p2p(state: &AppState) -> Result<&P2p, ApiError> {
+    state
+        .node
+        .p2p()
+        .ok_or_else(|| ApiError::unavailable("peering is off on this node (--no-p2p)"))
+}
+
+/// `POST /api/core/v2/peers`: adds a known peer, persists it in `peering.json` and dials it
+/// (201 with the peer); 400 for a bad multiaddr or the node's own id.
+pub async fn add(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, Json<Peer>), ApiError> {
+    let req: AddPeer = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("invalid peer request: {e}")))?;
+    let alias = req.alias.filter(|a| !a.is_empty());
+    match p2p(&state)?.add_peer(&req.multi_address, alias).await {
+        Ok(peer) => Ok((StatusCode::CREATED, Json(peer))),
+        Err(P2pError::BadPeer(m)) => Err(ApiError::bad_request(m)),
+        Err(e) => Err(ApiError::unavailable(e.to_string())),
+    }
+}
+
+/// `DELETE /api/core/v2/peers/{peerId}`: removes the peer and disconnects it (204); 404 when
+/// it is not listed.
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    match p2p(&state)?.remove_peer(&id).await {
+        Ok(true) => Ok(StatusCode::NO_CONTENT),
+        Ok(false) => Err(ApiError::not_found(format!("peer {id} not found"))),
+        Err(e) => Err(ApiError::unavailable(e.to_string())),
+    }
 }
 
 #[cfg(test)]

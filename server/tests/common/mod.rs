@@ -129,6 +129,9 @@ pub fn run_fails(data_dir: &Path, args: &[&str]) -> String {
     if !sets_metrics_bind(args) {
         all.push("--metrics-bind=127.0.0.1:0");
     }
+    if !sets_p2p(args) {
+        all.push("--p2p-bind=/ip4/127.0.0.1/tcp/0");
+    }
     all.extend_from_slice(args);
     let (status, _out, err) = run_cli(&all);
     assert!(!status.success(), "started with {args:?}: {err}");
@@ -136,6 +139,11 @@ pub fn run_fails(data_dir: &Path, args: &[&str]) -> String {
 }
 
 /// Whether `args` choose the metrics address themselves (a flag may be given once only).
+fn sets_p2p(args: &[&str]) -> bool {
+    args.iter()
+        .any(|a| a.starts_with("--p2p-bind") || a.starts_with("--no-p2p"))
+}
+
 fn sets_metrics_bind(args: &[&str]) -> bool {
     args.iter().any(|a| a.starts_with("--metrics-bind"))
 }
@@ -181,6 +189,11 @@ impl TestNode {
         // between nodes running at once).
         if !sets_metrics_bind(args) {
             command.args(["--metrics-bind", "127.0.0.1:0"]);
+        }
+        // Likewise a free loopback port for peering (the default 15600 on every interface
+        // would clash), unless the test sets its own or turns peering off.
+        if !sets_p2p(args) {
+            command.args(["--p2p-bind", "/ip4/127.0.0.1/tcp/0"]);
         }
         for (key, value) in env {
             command.env(key, value);

@@ -173,6 +173,8 @@ def start_node(data_dir: Path, log_path: Path, coordinator_interval: str = "0") 
             "127.0.0.1:0",
             "--metrics-bind",
             "127.0.0.1:0",
+            "--p2p-bind",
+            "/ip4/127.0.0.1/tcp/0",
             "--coordinator-interval",
             coordinator_interval,
         ],
