@@ -22,6 +22,14 @@ const RUN_FLAGS: &[&str] = &[
     "--api-body-limit",
     "--public-routes",
     "--protected-routes",
+    "--p2p-bind",
+    "--peer",
+    "--peer-alias",
+    "--p2p-unknown-peers-limit",
+    "--p2p-reconnect-interval",
+    "--p2p-read-timeout",
+    "--p2p-heartbeat-max-age",
+    "--no-p2p",
 ];
 
 #[test]

@@ -154,9 +154,7 @@ pub fn warp_window(
         return Vec::new();
     };
     let end = target.min(confirmed.saturating_add(window));
-    (first..=end)
-        .filter(|i| !known(*i))
-        .collect()
+    (first..=end).filter(|i| !known(*i)).collect()
 }
 
 #[cfg(test)]
