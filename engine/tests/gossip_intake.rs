@@ -1,0 +1,269 @@
+//! Gossip intake in the engine: a follower fed another node's blocks in any order (children
+//! before parents, milestones before their cones) confirms every milestone and ends with the
+//! same ledger; invalid blocks are refused with their reason; the broadcast hook hears of
+//! each block once it is solid and durable.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::stardust::{
+    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, TaggedData,
+    Transaction, Unlock, UtxoInput,
+};
+use ledger_codec::types::{Bytes, Hash32};
+use ledger_codec::Codec;
+use ledger_engine::log::{BlockId as LogId, Durability};
+use ledger_engine::tangle::BlockId;
+use ledger_engine::{BroadcastHook, Engine, EngineConfig, Genesis, SubmitError};
+
+const SUPPLY: u64 = 1_813_620_509_061_365;
+
+fn key() -> SigningKey {
+    SigningKey::from_seed(&[7; 32])
+}
+
+fn genesis() -> Genesis {
+    let text = ledger_engine::genesis::DEV_GENESIS_JSON.replace(
+        "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
+        &format!("0x{}", hex::encode(key().address())),
+    );
+    Genesis::from_json(&text).unwrap()
+}
+
+fn coordinator(dir: &std::path::Path) -> Arc<Engine> {
+    let mut c = EngineConfig::dev(dir);
+    c.genesis = genesis();
+    c.durability = Durability::Deferred { interval_ms: 5 };
+    Engine::open(c).unwrap()
+}
+
+fn follower(dir: &std::path::Path, coordinator_key: [u8; 32]) -> Arc<Engine> {
+    let mut c = EngineConfig::dev(dir);
+    c.genesis = genesis();
+    c.coordinator = false;
+    c.coordinator_public_keys = vec![coordinator_key];
+    c.durability = Durability::Deferred { interval_ms: 5 };
+    Engine::open(c).unwrap()
+}
+
+fn tagged(engine: &Engine, tag: &[u8]) -> Vec<u8> {
+    Block {
+        protocol_version: 2,
+        parents: engine.select_parents().into(),
+        payload: Some(Payload::TaggedData(TaggedData {
+            tag: Bytes::from(tag.to_vec()),
+            data: Bytes::default(),
+        })),
+        nonce: 0,
+    }
+    .to_bytes()
+}
+
+/// Sends all of `input` to `to` in one transaction; returns the block and the new output.
+fn transfer(
+    engine: &Engine,
+    from: &SigningKey,
+    input: ([u8; 34], Output<'static>),
+    to: &SigningKey,
+) -> (Vec<u8>, ([u8; 34], Output<'static>)) {
+    let out = Output::basic(
+        input.1.amount(),
+        Address::Ed25519(Hash32::from(to.address())),
+    );
+    let essence = Essence {
+        network_id: engine.params().network_id(),
+        inputs: Cow::Owned(vec![UtxoInput::new(
+            input.0[..32].try_into().unwrap(),
+            u16::from_le_bytes([input.0[32], input.0[33]]),
+        )]),
+        inputs_commitment: Hash32::from(inputs_commitment([&input.1])),
+        outputs: vec![out.clone()],
+        payload: None,
+    };
+    let sig = from.sign(&essence.signing_hash());
+    let tx = Transaction {
+        essence,
+        unlocks: vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
+            from.public_key(),
+            sig,
+        )))],
+    };
+    let tx_id = tx.id();
+    let block = Block {
+        protocol_version: 2,
+        parents: engine.select_parents().into(),
+        payload: Some(Payload::Transaction(tx)),
+        nonce: 0,
+    }
+    .to_bytes();
+    let mut id = [0u8; 34];
+    id[..32].copy_from_slice(&tx_id);
+    (block, (id, out))
+}
+
+/// A coordinator with `milestones` milestones, a transfer and a tagged block in each.
+fn history(dir: &std::path::Path, milestones: u32) -> Arc<Engine> {
+    let a = coordinator(dir);
+    let keys: Vec<SigningKey> = (0..4u8)
+        .map(|i| SigningKey::from_seed(&[i + 20; 32]))
+        .collect();
+    let mut owner = key();
+    let mut coin = (
+        [0u8; 34],
+        Output::basic(SUPPLY, Address::Ed25519(Hash32::from(key().address()))),
+    );
+    for i in 0..milestones {
+        let next = keys[i as usize % keys.len()].clone();
+        let (block, out) = transfer(&a, &owner, coin, &next);
+        a.submit_v2(&block).unwrap();
+        a.submit_v2(&tagged(&a, &i.to_le_bytes())).unwrap();
+        a.issue_milestone().unwrap();
+        owner = next;
+        coin = out;
+    }
+    a
+}
+
+fn blocks_of(engine: &Engine) -> Vec<Vec<u8>> {
+    engine
+        .log()
+        .iter()
+        .filter(|r| matches!(r.id(), LogId::V2(_)))
+        .map(|r| r.bytes().to_vec())
+        .collect()
+}
+
+fn same_ledger(a: &Engine, b: &Engine) {
+    assert_eq!(a.ledger_index(), b.ledger_index());
+    for i in 1..=a.ledger_index() {
+        assert_eq!(
+            a.milestone_by_index(i),
+            b.milestone_by_index(i),
+            "milestone {i}"
+        );
+        assert_eq!(a.utxo_changes(i), b.utxo_changes(i), "utxo changes {i}");
+        assert_eq!(
+            a.richest(100, Some(i)).unwrap(),
+            b.richest(100, Some(i)).unwrap(),
+            "rich list at {i}"
+        );
+    }
+    assert_eq!(
+        a.richest(100, None).unwrap(),
+        b.richest(100, None).unwrap(),
+        "rich list"
+    );
+}
+
+#[test]
+fn a_follower_fed_blocks_backwards_confirms_every_milestone_with_the_same_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = history(&dir.path().join("a"), 8);
+    let b = follower(&dir.path().join("b"), a.coordinator_public_key().unwrap());
+    let blocks = blocks_of(&a);
+    assert!(blocks.len() >= 24, "{} blocks", blocks.len());
+    let mut reported_missing = 0usize;
+    for (n, bytes) in blocks.iter().rev().enumerate() {
+        let stored = b.submit_gossip(bytes).unwrap();
+        assert!(stored.inserted);
+        reported_missing += stored.missing_parents.len();
+        if n == 0 {
+            // The newest milestone came first: it is known, not confirmed, and its cone is
+            // what is missing.
+            let index = stored
+                .milestone_index
+                .expect("the last block is a milestone");
+            assert_eq!(b.sync_state().latest, index);
+            assert_eq!(b.sync_state().confirmed, 0);
+            assert_eq!(b.milestone_block_id(index), Some(stored.block_id));
+            let missing = b.missing_in_milestone_cone(index, 100);
+            assert!(!missing.is_empty());
+            assert!(missing.iter().all(|id| a.block_bytes(id).is_some()));
+        }
+    }
+    assert!(reported_missing > 0, "parents arrived after their children");
+    assert!(b.sync_state().is_synced());
+    same_ledger(&a, &b);
+    // Known blocks are answered as known.
+    assert!(!b.submit_gossip(&blocks[0]).unwrap().inserted);
+    // And the follower's ledger survives a restart.
+    drop(b);
+    let b = follower(&dir.path().join("b"), a.coordinator_public_key().unwrap());
+    same_ledger(&a, &b);
+}
+
+#[test]
+fn gossip_takes_blocks_the_api_refuses_for_missing_parents_but_not_invalid_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = history(&dir.path().join("a"), 2);
+    let b = follower(&dir.path().join("b"), a.coordinator_public_key().unwrap());
+    let blocks = blocks_of(&a);
+    let last = blocks.last().unwrap();
+    // Unknown parents: the API refuses, gossip stores and reports them.
+    assert!(matches!(b.submit_v2(last), Err(SubmitError::Invalid(_))));
+    let stored = b.submit_gossip(last).unwrap();
+    assert!(!stored.missing_parents.is_empty());
+    // A milestone signed by a key the follower does not accept is invalid.
+    let stranger = coordinator(&dir.path().join("c"));
+    stranger.issue_milestone().unwrap();
+    let foreign = blocks_of(&stranger).pop().unwrap();
+    let err = b.submit_gossip(&foreign).unwrap_err();
+    assert!(
+        matches!(&err, SubmitError::Invalid(m) if m.contains("unknown key")),
+        "{err:?}"
+    );
+    // Trailing bytes, a wrong protocol version: invalid.
+    let mut trailing = blocks[0].clone();
+    trailing.push(0);
+    assert!(matches!(
+        b.submit_gossip(&trailing),
+        Err(SubmitError::Invalid(_))
+    ));
+    let mut version = blocks[0].clone();
+    version[0] = 3;
+    assert!(matches!(
+        b.submit_gossip(&version),
+        Err(SubmitError::Invalid(_))
+    ));
+}
+
+#[derive(Default, Clone)]
+struct Heard(Arc<Mutex<Vec<BlockId>>>);
+
+impl BroadcastHook for Heard {
+    fn solid(&self, ids: Vec<BlockId>) {
+        self.0.lock().unwrap().extend(ids);
+    }
+}
+
+#[test]
+fn the_broadcast_hook_hears_each_block_once_when_it_becomes_solid() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = history(&dir.path().join("a"), 3);
+    let b = follower(&dir.path().join("b"), a.coordinator_public_key().unwrap());
+    let heard = Heard::default();
+    assert!(b.set_broadcast_hook(Arc::new(heard.clone())));
+    let blocks = blocks_of(&a);
+    // The second block first: it waits for its parent and is heard with it.
+    let (first, second) = (&blocks[0], &blocks[1]);
+    let second_id = b.submit_gossip(second).unwrap().block_id;
+    let first_id = b.submit_gossip(first).unwrap().block_id;
+    for bytes in &blocks[2..] {
+        b.submit_gossip(bytes).unwrap();
+    }
+    b.log().sync().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while heard.0.lock().unwrap().len() < blocks.len() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let heard = heard.0.lock().unwrap().clone();
+    let mut distinct = heard.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), heard.len(), "each block once");
+    assert_eq!(heard.len(), blocks.len());
+    let pos = |id| heard.iter().position(|h| *h == id).unwrap();
+    assert!(pos(first_id) < pos(second_id), "parent before child");
+    same_ledger(&a, &b);
+}
