@@ -269,12 +269,15 @@ impl PeerRegistry {
         Ok((Arc::clone(&entry.gossip), replaced))
     }
 
-    /// Ends the registration of session `session_id` of `id` (if it is still the current one).
-    pub fn detach(&self, id: &PeerId, session_id: u64) {
-        if let Some(e) = self.write().get_mut(id) {
-            if e.session.as_ref().is_some_and(|s| s.id == session_id) {
+    /// Ends the registration of session `session_id` of `id`; false when it was not the
+    /// peer's current session any more (replaced by another stream, or the peer removed).
+    pub fn detach(&self, id: &PeerId, session_id: u64) -> bool {
+        match self.write().get_mut(id) {
+            Some(e) if e.session.as_ref().is_some_and(|s| s.id == session_id) => {
                 e.session = None;
+                true
             }
+            _ => false,
         }
     }
 

@@ -110,14 +110,15 @@ pub async fn run(
     );
     let end = read_loop(&gossip, rules, peer, &counters, reader, &close).await;
     writer_task.abort();
-    gossip.registry.detach(&peer, session_id);
+    let current = gossip.registry.detach(&peer, session_id);
     match end {
         End::Closed => tracing::info!(%peer, "gossip stream closed"),
         End::Replaced => tracing::debug!(%peer, "gossip stream replaced"),
-        End::Io(e) => {
-            tracing::info!(%peer, error = %e, "gossip stream ended");
-            drop_peer(&gossip, peer, false, e);
-        }
+        // Not a reason to close the connections: a stream that lost a simultaneous-dial
+        // tie-break is reset by the other side while the winner may be on its way. A
+        // connection left without a stream idles out (10 s) and a known peer is redialed.
+        End::Io(e) if current => tracing::info!(%peer, error = %e, "gossip stream ended"),
+        End::Io(e) => tracing::debug!(%peer, error = %e, "superseded gossip stream ended"),
         End::Violation(e) | End::Silent(e) => {
             tracing::warn!(%peer, reason = %e, "dropping peer");
             drop_peer(&gossip, peer, false, e);
