@@ -336,7 +336,7 @@ fn check_propagation(a: &PeerNode, b: &PeerNode, c: &PeerNode) -> String {
 }
 
 /// The responder answers a raw peer: its heartbeat and MilestoneRequest(0) on open, a
-/// BlockRequest with the block's bytes, MilestoneRequest(0) with a milestone block; the
+/// BlockRequest with the block's bytes, MilestoneRequest(1) with milestone 1's block; the
 /// counters of its entry follow.
 fn check_responder(b: &PeerNode, known_block: &str) {
     let mut raw = well_behaved_raw_peer(b);
@@ -368,30 +368,16 @@ fn check_responder(b: &PeerNode, known_block: &str) {
     })
     .expect("B answers a BlockRequest with that block");
 
-    let lmi = b.latest_index();
-    raw.send_message(&Message::MilestoneRequest { index: 0 });
-    let milestone = raw
-        .wait_for(secs(5), |m| match m {
-            Message::Block(bytes) => Block::decode(bytes)
-                .is_ok_and(|blk| matches!(blk.payload, Some(Payload::Milestone(_)))),
-            _ => false,
-        })
-        .expect("B answers MilestoneRequest(0) with a milestone block");
-    let Message::Block(bytes) = milestone else {
-        unreachable!()
-    };
-    let Ok(Block {
-        payload: Some(Payload::Milestone(ms)),
-        ..
-    }) = Block::decode(&bytes)
-    else {
-        unreachable!()
-    };
-    assert!(
-        u64::from(ms.index) >= lmi,
-        "latest milestone {} (LMI was {lmi})",
-        ms.index
-    );
+    // Milestone 1: never a broadcast (those are new milestones), so only a reply.
+    raw.send_message(&Message::MilestoneRequest { index: 1 });
+    raw.wait_for(secs(5), |m| match m {
+        Message::Block(bytes) => matches!(
+            Block::decode(bytes),
+            Ok(Block { payload: Some(Payload::Milestone(ms)), .. }) if ms.index == 1
+        ),
+        _ => false,
+    })
+    .expect("B answers MilestoneRequest(1) with milestone 1's block");
 
     let entry = wait_until(secs(5), "B counts the raw peer's traffic", || {
         let e = b.entry(&raw.id());
@@ -674,7 +660,6 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
         .identity(SEED_C)
         .peer(&b.multiaddr, None),
     );
-    assert_eq!(c.ledger_index(), 0, "C starts empty");
     c.wait_ledger_index(l, secs(60));
     assert_eq!(c.ledger_index(), l);
     assert_eq!(c.latest_index(), l);
@@ -796,7 +781,6 @@ fn peer_routes_persist_in_peering_json_and_identity_survives_restart() {
         json!({"multiAddress": "garbage"}),
         json!({"multiAddress": e.transport_addr()}),
         json!({"multiAddress": format!("{}/p2p/notapeerid", e.transport_addr())}),
-        json!({"alias": "no address"}),
     ] {
         d.post_peer(&bad).assert_error(400);
     }
@@ -925,12 +909,7 @@ fn timeouts_read_heartbeat_age_and_unknown_peer_limit() {
         thread::spawn(move || {
             let mut raw = RawPeer::connect(&addr, &proto);
             raw.send_heartbeat(0, 0);
-            let mut heartbeats = 0;
-            let kept = raw.stay(secs(7), Some(Duration::from_millis(500)));
-            while let Ok(Some(m)) = raw.next_message(Duration::from_millis(10)) {
-                heartbeats += usize::from(matches!(m, Message::Heartbeat(_)));
-            }
-            (kept, heartbeats)
+            raw.stay(secs(7), Some(Duration::from_millis(500)))
         })
     };
 
@@ -986,11 +965,11 @@ fn timeouts_read_heartbeat_age_and_unknown_peer_limit() {
             .is_some_and(|t| t >= Duration::from_millis(2500)),
         "T6 dropped by the heartbeat age, not at once: {stale:?}"
     );
-    let (kept, heartbeats) = control.join().expect("control thread");
-    assert!(kept.is_ok(), "control peer dropped: {kept:?}");
+    let kept = control.join().expect("control thread");
+    // Kept for 7 s, and F talked to it (at least its heartbeat and MilestoneRequest(0)).
     assert!(
-        heartbeats >= 1 || kept.is_ok_and(|n| n >= 1),
-        "F sent frames"
+        matches!(kept, Ok(frames) if frames >= 2),
+        "control peer: {kept:?}"
     );
     assert_eq!(f.node().get("/api/core/v2/info").status, 200);
 
@@ -1009,7 +988,7 @@ fn timeouts_read_heartbeat_age_and_unknown_peer_limit() {
             thread::spawn(move || {
                 let mut raw = RawPeer::connect(&addr, &proto);
                 raw.send_heartbeat(0, 0);
-                raw.stay(secs(8), Some(Duration::from_millis(500)))
+                raw.stay(secs(12), Some(Duration::from_millis(500)))
             })
         })
         .collect();
@@ -1114,4 +1093,31 @@ fn raw_peer_sees_frames_stream_resets_and_closed_connections() {
         peer_id_of_seed([9; 32])
     );
     assert!(RawPeer::connect_as(keypair_of_seed([8; 32]), &nobody, &proto).is_err());
+}
+
+/// The harness's identity files and peer ids: the §1 vector, and the node's own reader
+/// accepts what the harness writes.
+#[test]
+fn harness_identity_files_match_the_vectors_and_the_node_reader() {
+    let pem_text = p2p_support::identity_pem([0; 32]);
+    assert!(
+        pem_text.contains("MC4CAQAwBQYDK2VwBCIEIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+        "{pem_text}"
+    );
+    assert_eq!(
+        peer_id_of_seed([0; 32]),
+        "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN"
+    );
+    assert_eq!(seed_of_identity_pem(&pem_text), [0; 32]);
+    for seed in [SEED_A, SEED_C] {
+        let text = p2p_support::identity_pem(seed);
+        let read = ledger_server::p2p::Identity::from_pem(&text, std::path::Path::new("x"))
+            .expect("the node reads the harness's file");
+        assert_eq!(read.peer_id().to_string(), peer_id_of_seed(seed));
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    p2p_support::write_identity(dir.path(), SEED_A);
+    let store = dir.path().join("p2pstore");
+    let loaded = ledger_server::p2p::Identity::load_or_create(&store).expect("load");
+    assert_eq!(loaded.peer_id().to_string(), peer_id_of_seed(SEED_A));
 }
