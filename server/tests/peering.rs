@@ -4,7 +4,8 @@
 //!   T1 up (peer entries, counters, heartbeat contents), T2 propagation both ways with the
 //!   counter deltas and no echo, the responder answering a raw peer, T6 a silent raw peer
 //!   dropped by the heartbeat grace, G1–G4 hostile frames (each raw peer dropped, B serving, the
-//!   line still gossiping; a peer that sent random block bytes refused on redial), T5 B killed
+//!   line still gossiping; a peer that sent random block bytes refused on redial), G5 a milestone
+//!   with a broken signature, T5 B killed
 //!   with SIGKILL and restarted on its port (same peer id, reconnected, counters kept, gossip
 //!   again).
 //! - `late_joiner_*`: T3, C starts empty after 32 milestones with blocks and transactions and
@@ -403,6 +404,44 @@ fn check_responder(b: &PeerNode, known_block: &str) {
     b.wait_not_listed(entry["id"].as_str().unwrap_or_default(), secs(10));
 }
 
+/// G5: a milestone block whose signature is broken (B's own latest milestone with one byte of
+/// the signature flipped: still a well-formed block, but invalid) gets its sender dropped.
+fn check_bad_milestone_signature(a: &PeerNode, b: &PeerNode, c: &PeerNode) {
+    let mut raw = well_behaved_raw_peer(b);
+    raw.send_message(&Message::MilestoneRequest { index: 0 });
+    let is_milestone = |m: &Message<'static>| match m {
+        Message::Block(bytes) => {
+            Block::decode(bytes).is_ok_and(|blk| matches!(blk.payload, Some(Payload::Milestone(_))))
+        }
+        _ => false,
+    };
+    let Ok(Message::Block(bytes)) = raw.wait_for(secs(5), is_milestone) else {
+        panic!("B answers MilestoneRequest(0) with a milestone block")
+    };
+    let mut bad = bytes.into_owned();
+    // Block = … ‖ milestone payload ending in its signatures (type, key, 64-byte signature)
+    // ‖ nonce u64: flip a byte in the R half of the last signature.
+    let at = bad.len() - 8 - 64 + 5;
+    if let Some(byte) = bad.get_mut(at) {
+        *byte ^= 0x01;
+    }
+    match Block::decode(&bad) {
+        Ok(Block {
+            payload: Some(Payload::Milestone(ms)),
+            ..
+        }) => assert!(
+            ms.verify_signatures().iter().all(|ok| !ok),
+            "the flipped byte breaks the signature"
+        ),
+        other => panic!("the tampered milestone block still decodes: {other:?}"),
+    }
+    raw.send_message(&Message::Block(bad.into()));
+    raw.wait_dropped(HOSTILE + secs(2))
+        .assert_within(HOSTILE, "G5 milestone with a bad signature");
+    b.wait_not_listed(&raw.id(), secs(5));
+    propagate(a, c, "after-g5");
+}
+
 #[test]
 fn line_a_b_c_up_propagation_liveness_hostile_and_kill_restart() {
     let proto = gossip_protocol();
@@ -481,6 +520,8 @@ fn line_a_b_c_up_propagation_liveness_hostile_and_kill_restart() {
             .is_none_or(|e| e["connected"] == json!(false)),
         "banned peer not connected on B"
     );
+
+    check_bad_milestone_signature(&a, &b, &c);
 
     let (silent_id, dropped) = silent.join().expect("silent raw peer thread");
     dropped.assert_within(secs(12), "T6 silent raw peer");

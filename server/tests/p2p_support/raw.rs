@@ -38,6 +38,8 @@ struct Behaviour {
 struct ConnState {
     /// Established connections per peer.
     established: HashMap<PeerId, u32>,
+    /// Connections closed so far, per peer.
+    closed: HashMap<PeerId, u32>,
     /// The last outgoing connection error.
     dial_error: Option<String>,
 }
@@ -171,6 +173,7 @@ async fn drive(
                 SwarmEvent::ConnectionClosed { peer_id, num_established, .. } => {
                     state.send_modify(|s| {
                         s.established.insert(peer_id, num_established);
+                        *s.closed.entry(peer_id).or_default() += 1;
                     });
                 }
                 SwarmEvent::OutgoingConnectionError { error, .. } => {
@@ -344,6 +347,9 @@ impl RawPeer {
                         }
                         if let Some(e) = &s.dial_error {
                             return Err(format!("dial failed: {e}"));
+                        }
+                        if s.closed.get(&remote).copied().unwrap_or(0) > 0 {
+                            return Err("the remote closed the connection at once".to_owned());
                         }
                     }
                     if state.changed().await.is_err() {
