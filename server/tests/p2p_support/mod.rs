@@ -386,6 +386,17 @@ impl PeerNode {
         })
     }
 
+    /// Waits until this node does not show `id` connected (an unknown peer is forgotten when
+    /// it goes, a known one stays with `connected:false`).
+    #[track_caller]
+    pub fn wait_disconnected(&self, id: &str, bound: Duration) {
+        let what = format!("{} no longer shows {id} connected", self.config.name);
+        wait_until(bound, &what, || match self.peer_entry(id) {
+            Some(p) if p["connected"] == json!(true) => Err(p.to_string()),
+            _ => Ok(()),
+        });
+    }
+
     /// Waits until this node does not list `id`.
     #[track_caller]
     pub fn wait_not_listed(&self, id: &str, bound: Duration) {

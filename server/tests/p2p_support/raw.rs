@@ -110,6 +110,8 @@ pub struct RawPeer {
     reader: FrameReader,
     /// Messages read but not yet handed out.
     pending: std::collections::VecDeque<Message<'static>>,
+    /// Every message handed out so far, in order.
+    seen: Vec<Message<'static>>,
     /// Set once reads ended.
     ended: Option<Ended>,
     state: watch::Receiver<ConnState>,
@@ -224,6 +226,7 @@ impl RawPeer {
             stream: None,
             reader: FrameReader::new(),
             pending: Default::default(),
+            seen: Vec::new(),
             ended: None,
             state,
             commands,
@@ -331,6 +334,7 @@ impl RawPeer {
     fn reset_reader(&mut self) {
         self.reader = FrameReader::new();
         self.pending.clear();
+        self.seen.clear();
         self.ended = None;
     }
 
@@ -460,8 +464,36 @@ impl RawPeer {
         self.ended.as_ref()
     }
 
+    /// Every message read from the current stream so far, in order (also those that
+    /// [`RawPeer::stay`] and the waits discarded).
+    pub fn seen(&self) -> &[Message<'static>] {
+        &self.seen
+    }
+
+    /// Waits until a message matching `want` has been read from the current stream, counting
+    /// those read before; returns its position in [`RawPeer::seen`].
+    pub fn wait_seen(
+        &mut self,
+        timeout: Duration,
+        mut want: impl FnMut(&Message<'static>) -> bool,
+    ) -> Result<usize, String> {
+        if let Some(i) = self.seen.iter().position(&mut want) {
+            return Ok(i);
+        }
+        self.wait_for(timeout, want)?;
+        Ok(self.seen.len() - 1)
+    }
+
     /// The next message within `timeout`: `Ok(None)` on timeout, `Err` once the stream ended.
     pub fn next_message(&mut self, timeout: Duration) -> Result<Option<Message<'static>>, Ended> {
+        let next = self.read_message(timeout);
+        if let Ok(Some(m)) = &next {
+            self.seen.push(m.clone());
+        }
+        next
+    }
+
+    fn read_message(&mut self, timeout: Duration) -> Result<Option<Message<'static>>, Ended> {
         if let Some(m) = self.pending.pop_front() {
             return Ok(Some(m));
         }
