@@ -148,7 +148,8 @@ fn well_behaved_raw_peer(node: &PeerNode) -> RawPeer {
 
 /// [`well_behaved_raw_peer`] with identity `key`.
 fn well_behaved_raw_peer_as(node: &PeerNode, key: Keypair) -> RawPeer {
-    let mut raw = RawPeer::connect_as(key, &node.multiaddr, &gossip_protocol())
+    let mut raw = node
+        .raw_session_as(key)
         .unwrap_or_else(|e| panic!("raw peer to {}: {e}", node.config.name));
     raw.send_heartbeat(0, 0);
     let entry = node.wait_connected(&raw.id(), true, UP);
@@ -467,10 +468,9 @@ fn line_a_b_c_up_propagation_liveness_hostile_and_kill_restart() {
 
     // T6: a raw peer that opens the stream and never sends a heartbeat is dropped within
     // 10 s (5 s grace + a liveness tick), not at once. Runs while the hostile cases go on.
-    let b_addr = b.multiaddr.clone();
-    let silent_proto = proto.clone();
+    let silent_raw = b.raw_session();
     let silent = thread::spawn(move || {
-        let mut raw = RawPeer::connect(&b_addr, &silent_proto);
+        let mut raw = silent_raw;
         let dropped = raw.wait_dropped(secs(16));
         (raw.id(), dropped)
     });
@@ -944,52 +944,42 @@ fn timeouts_read_heartbeat_age_and_unknown_peer_limit() {
     assert!(f.log().contains(&coordinator_public_key(COO_SEED)[2..]));
     let proto = gossip_protocol();
 
+    // Sessions are opened one at a time (see `raw_session`), then each runs in a thread.
     // Control: heartbeats every 0.5 s keep a peer for longer than both limits.
-    let control = {
-        let (addr, proto) = (f.multiaddr.clone(), proto.clone());
-        thread::spawn(move || {
-            let mut raw = RawPeer::connect(&addr, &proto);
-            raw.send_heartbeat(0, 0);
-            raw.stay(secs(7), Some(Duration::from_millis(500)))
-        })
-    };
+    let mut raw = f.raw_session();
+    raw.send_heartbeat(0, 0);
+    let control = thread::spawn(move || raw.stay(secs(7), Some(Duration::from_millis(500))));
 
     // G6: half a frame, then silence: dropped by the 2 s read timeout.
-    let half = {
-        let (addr, proto) = (f.multiaddr.clone(), proto.clone());
-        thread::spawn(move || {
-            let mut raw = RawPeer::connect(&addr, &proto);
-            raw.send_heartbeat(0, 0);
-            let frame = Message::Heartbeat(Heartbeat::default())
-                .to_bytes()
-                .expect("frame");
-            raw.send(&frame[..8]).expect("half a frame");
-            raw.wait_dropped(secs(12))
-        })
-    };
+    let mut raw = f.raw_session();
+    raw.send_heartbeat(0, 0);
+    let half = thread::spawn(move || {
+        let frame = Message::Heartbeat(Heartbeat::default())
+            .to_bytes()
+            .expect("frame");
+        raw.send(&frame[..8]).expect("half a frame");
+        raw.wait_dropped(secs(12))
+    });
 
     // T6: one heartbeat, then only block requests (so reads never time out): dropped once the
     // heartbeat is older than 3 s.
-    let stale = {
-        let (addr, proto) = (f.multiaddr.clone(), proto.clone());
-        thread::spawn(move || {
-            let mut raw = RawPeer::connect(&addr, &proto);
-            raw.send_heartbeat(0, 0);
-            let mut last = Instant::now();
-            raw.wait_dropped_with(secs(16), |raw| {
-                if last.elapsed() >= Duration::from_millis(500) {
-                    let _ = raw.send(
-                        &Message::BlockRequest {
-                            block_id: [0xab; 32],
-                        }
-                        .to_bytes()
-                        .expect("frame"),
-                    );
-                    last = Instant::now();
-                }
-            })
+    let mut raw = f.raw_session();
+    raw.send_heartbeat(0, 0);
+    let stale = thread::spawn(move || {
+        let mut last = Instant::now();
+        raw.wait_dropped_with(secs(16), |raw| {
+            if last.elapsed() >= Duration::from_millis(500) {
+                let _ = raw.send(
+                    &Message::BlockRequest {
+                        block_id: [0xab; 32],
+                    }
+                    .to_bytes()
+                    .expect("frame"),
+                );
+                last = Instant::now();
+            }
         })
-    };
+    });
 
     let half = half.join().expect("G6 thread");
     half.assert_within(secs(6), "G6 half a frame then silence");
@@ -1025,26 +1015,17 @@ fn timeouts_read_heartbeat_age_and_unknown_peer_limit() {
     });
     let holders: Vec<_> = (0..3)
         .map(|_| {
-            let (addr, proto) = (f.multiaddr.clone(), proto.clone());
-            thread::spawn(move || {
-                let mut raw = RawPeer::connect(&addr, &proto);
-                raw.send_heartbeat(0, 0);
-                raw.stay(secs(12), Some(Duration::from_millis(500)))
-            })
+            let mut raw = f.raw_session();
+            raw.send_heartbeat(0, 0);
+            thread::spawn(move || raw.stay(secs(10), Some(Duration::from_millis(500))))
         })
         .collect();
-    wait_until(secs(10), "three raw peers connected to F", || {
-        let n = f
-            .peers()
-            .iter()
-            .filter(|p| p["connected"] == json!(true))
-            .count();
-        if n == 3 {
-            Ok(())
-        } else {
-            Err(format!("{:?}", f.peers()))
-        }
-    });
+    let connected = f
+        .peers()
+        .iter()
+        .filter(|p| p["connected"] == json!(true))
+        .count();
+    assert_eq!(connected, 3, "{:?}", f.peers());
     match RawPeer::connect_as(Keypair::generate_ed25519(), &f.multiaddr, &proto) {
         Err(_) => {}
         Ok(mut fourth) => {

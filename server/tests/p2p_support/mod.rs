@@ -513,11 +513,55 @@ impl PeerNode {
         });
     }
 
+    /// A raw peer with a fresh identity whose gossip session with this node is up: the
+    /// stream is open and the node's opening Heartbeat has arrived (nothing sent yet).
+    ///
+    /// Raw peers are connected one at a time: libp2p-stream hands inbound streams to the
+    /// node through a one-slot channel, so streams arriving in the same instant can be
+    /// dropped (see the report in the test file).
+    #[track_caller]
+    pub fn raw_session(&self) -> raw::RawPeer {
+        self.raw_session_as(Keypair::generate_ed25519())
+            .unwrap_or_else(|e| panic!("raw peer session with {}: {e}", self.config.name))
+    }
+
+    /// [`PeerNode::raw_session`] with identity `key`; `Err` if the node refuses it.
+    pub fn raw_session_as(&self, key: Keypair) -> Result<raw::RawPeer, String> {
+        let mut raw = raw::RawPeer::connect_as(key, &self.multiaddr, &gossip_protocol())?;
+        raw.wait_seen(Duration::from_secs(10), |m| {
+            matches!(m, ledger_codec::gossip::Message::Heartbeat(_))
+        })?;
+        Ok(raw)
+    }
+
     /// The node's log so far.
     pub fn log(&self) -> String {
         match &self.node {
             Some(n) => n.log(),
             None => String::new(),
+        }
+    }
+}
+
+/// Lines of a node's log shown when a test fails.
+const LOG_TAIL_LINES: usize = 80;
+
+impl Drop for PeerNode {
+    /// On a failing test, prints the tail of the node's log (the temp dir goes with it).
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines
+                .get(lines.len().saturating_sub(LOG_TAIL_LINES)..)
+                .unwrap_or_default();
+            eprintln!(
+                "--- {} ({}) log, last {} lines ---\n{}",
+                self.config.name,
+                self.peer_id,
+                tail.len(),
+                tail.join("\n")
+            );
         }
     }
 }
