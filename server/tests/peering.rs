@@ -9,7 +9,8 @@
 //!   with SIGKILL and restarted on its port (same peer id, reconnected, counters kept, gossip
 //!   again).
 //! - `late_joiner_*`: T3, C starts empty after 32 milestones with blocks and transactions and
-//!   catches up through B; ledgers, milestones, outputs and blocks are then identical.
+//!   catches up through B; ledgers, milestones, outputs and blocks are then identical. T4, C
+//!   made known on B, killed, emptied but for its identity and restarted: the same again.
 //! - `peer_routes_*`: POST/DELETE /peers (errors, persistence in peering.json across restarts),
 //!   the identity file (Hornet's format, 0600, kept across restarts).
 //! - `timeouts_*`: G6 half a frame then silence (read timeout), T6 the heartbeat age limit, the
@@ -695,7 +696,7 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
     b.wait_ledger_index(l, secs(30));
 
     // C starts empty and catches up through B alone.
-    let c = PeerNode::start(
+    let mut c = PeerNode::start(
         NodeConfig::new(
             "C",
             Role::Follower {
@@ -703,6 +704,7 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
             },
         )
         .identity(SEED_C)
+        .port(free_port())
         .peer(&b.multiaddr, None),
     );
     c.wait_ledger_index(l, secs(60));
@@ -763,6 +765,68 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
             Err(format!("C: {sent}\nB: {got}"))
         }
     });
+
+    // T4: B makes C known (POST turns the unknown inbound peer into a known one); C is
+    // killed, its store deleted but for identity.key, and restarted empty: B shows it
+    // disconnected meanwhile, then the same peer id again, and C catches up as before.
+    let posted = b.post_peer(&json!({"multiAddress": c.multiaddr, "alias": "sea"}));
+    assert_eq!(
+        posted.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&posted.body)
+    );
+    let entry = b.entry(&c.peer_id);
+    assert_eq!(entry["relation"], json!("known"), "{entry}");
+    assert_eq!(entry["alias"], json!("sea"), "{entry}");
+    assert_eq!(entry["connected"], json!(true), "{entry}");
+    let c_id = c.peer_id.clone();
+    let b_c_before = metrics_of(&b, &c_id);
+    c.kill_9();
+    b.wait_connected(&c_id, false, secs(5));
+    for item in std::fs::read_dir(c.data_dir()).expect("C's data dir") {
+        let path = item.expect("dir entry").path();
+        if path.file_name() == Some(std::ffi::OsStr::new("p2pstore")) {
+            for file in std::fs::read_dir(&path).expect("p2pstore") {
+                let file = file.expect("dir entry").path();
+                if file.file_name() != Some(std::ffi::OsStr::new("identity.key")) {
+                    std::fs::remove_file(&file).expect("remove");
+                }
+            }
+        } else if path.is_dir() {
+            std::fs::remove_dir_all(&path).expect("remove");
+        } else {
+            std::fs::remove_file(&path).expect("remove");
+        }
+    }
+    c.restart();
+    assert_eq!(c.peer_id, c_id, "same peer id from the kept identity.key");
+    c.wait_ledger_index(l, secs(60));
+    b.wait_connected(&c_id, true, UP);
+    // C really started empty: it asked B for milestones and blocks again (B keeps counting
+    // on the same entry).
+    let b_c_after = metrics_of(&b, &c_id);
+    for m in ["receivedMilestoneRequests", "receivedBlockRequests"] {
+        assert!(
+            delta(&b_c_before, &b_c_after, m) >= 1,
+            "{m}: {b_c_before} → {b_c_after}"
+        );
+    }
+    for index in [l, l / 2] {
+        assert_same(
+            &[&a, &c],
+            &format!("/api/explorer/v2/ledger/richest-addresses?top=1000&ledgerIndex={index}"),
+        );
+    }
+    for index in 1..=l {
+        assert_same(
+            &[&a, &c],
+            &format!("/api/core/v2/milestones/by-index/{index}"),
+        );
+    }
+    for id in &outputs {
+        assert_same(&[&a, &c], &format!("/api/core/v2/outputs/{id}/metadata"));
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -921,6 +985,22 @@ fn peer_routes_persist_in_peering_json_and_identity_survives_restart() {
         assert!(d.peer_entry(&e.peer_id).is_none(), "{:?}", d.peers());
         thread::sleep(p2p_support::POLL);
     }
+}
+
+/// `--no-p2p`: no listener, no listen.addrs, no peers.
+#[test]
+fn no_p2p_runs_without_a_listener() {
+    let node = common::TestNode::start_with(&["--no-p2p"], &[]);
+    let token = format!("Bearer {}", node.jwt());
+    let peers = node.get_with(p2p_support::PEERS, &[("authorization", &token)]);
+    assert_eq!(peers.status, 200);
+    assert_eq!(peers.json(), json!([]));
+    assert!(!node
+        .data_dir()
+        .join("p2pstore")
+        .join("listen.addrs")
+        .exists());
+    assert!(!node.log().contains("p2p listening on"), "{}", node.log());
 }
 
 // ---------------------------------------------------------------------------------------
