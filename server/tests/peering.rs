@@ -8,6 +8,9 @@
 //!   with a broken signature, T5 B killed
 //!   with SIGKILL and restarted on its port (same peer id, reconnected, counters kept, gossip
 //!   again).
+//! - `flood_*`: G7, 20 000 valid blocks from a raw peer into B while another raw peer never
+//!   reads: B's memory under a ceiling, frames for the non-reader dropped and counted, A → C
+//!   gossip still quick.
 //! - `late_joiner_*`: T3, C starts empty after 32 milestones with blocks and transactions and
 //!   catches up through B; ledgers, milestones, outputs and blocks are then identical. T4, C
 //!   made known on B, killed, emptied but for its identity and restarted: the same again.
@@ -53,6 +56,8 @@ const SEED_C: [u8; 32] = [3; 32];
 const UP: Duration = Duration::from_secs(15);
 /// A block travels the line (§6 T2: 5 s).
 const PROPAGATE: Duration = Duration::from_secs(10);
+/// Poll period while sampling the flood.
+const POLL_FLOOD: Duration = Duration::from_millis(50);
 /// A hostile peer is dropped (§6 G: 2 s).
 const HOSTILE: Duration = Duration::from_secs(5);
 
@@ -585,6 +590,119 @@ fn line_a_b_c_up_propagation_liveness_hostile_and_kill_restart() {
     propagate(&a, &c, "after-restart");
     propagate(&c, &a, "after-restart-back");
     c.wait_ledger_index(a.ledger_index(), secs(20));
+}
+
+/// Blocks in the G7 flood.
+const FLOOD_BLOCKS: usize = 20_000;
+/// Bytes of tagged data in each flood block (a block of about 1.5 KB).
+const FLOOD_DATA: usize = 1_400;
+/// B's resident memory must stay under this during the flood.
+const FLOOD_RSS_CEILING_KIB: u64 = 320 * 1024;
+
+/// `FLOOD_BLOCKS` valid dev blocks (minPowScore 0, nonce 0), a chain hanging off `first_parent`,
+/// as gossip Block frames.
+fn flood_frames(first_parent: [u8; 32]) -> (Vec<u8>, [u8; 32]) {
+    let mut frames = Vec::with_capacity(FLOOD_BLOCKS * (FLOOD_DATA + 120));
+    let mut parent = first_parent;
+    for i in 0..FLOOD_BLOCKS {
+        let mut data = vec![0x5a; FLOOD_DATA];
+        data[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        let payload: Payload<'static> =
+            serde_json::from_value(v2_support::tagged_data(b"g7-flood", &data)).expect("payload");
+        let bytes = v2_support::block_bytes(&[parent], Some(payload), 0);
+        parent = Block::id_of(&bytes);
+        Message::Block(bytes.into())
+            .encode(&mut frames)
+            .expect("frame");
+    }
+    (frames, parent)
+}
+
+/// G7: a raw peer floods B with 20 000 valid blocks while another raw peer on B never reads:
+/// B's memory stays under a fixed ceiling, B drops frames for the non-reader (and counts
+/// them), and a block from A still reaches C during the flood.
+#[test]
+fn flood_keeps_memory_bounded_and_gossip_flowing() {
+    let (a, b, c) = start_line(1.0, &["--p2p-unknown-peers-limit=8"]);
+    b.wait_connected(&a.peer_id, true, UP);
+    b.wait_connected(&c.peer_id, true, UP);
+    a.wait_ledger_index(2, UP);
+    c.wait_ledger_index(a.ledger_index(), UP);
+
+    // The non-reader: one heartbeat, then it never reads again.
+    let mut idle = b.raw_session();
+    idle.send_heartbeat(0, 0);
+    let idle_id = idle.id();
+
+    let tips = b.node().get("/api/core/v2/tips").json();
+    let first_parent = v2_support::tips_of(&tips)[0];
+    let (frames, last_block) = flood_frames(first_parent);
+    let mut flooder = b.raw_session();
+    flooder.send_heartbeat(0, 0);
+    let flooding = thread::spawn(move || {
+        for chunk in frames.chunks(64 * 1024) {
+            flooder.send(chunk)?;
+        }
+        // Returned so the connection stays until B has taken it all in.
+        Ok::<_, String>(flooder)
+    });
+
+    // While it runs: B's memory, the non-reader's dropped frames, and gossip A → C.
+    let start = Instant::now();
+    let mut max_rss = 0;
+    let mut max_dropped = 0;
+    let mut through = None;
+    let mut t2_block = None;
+    while start.elapsed() < secs(60) {
+        max_rss = max_rss.max(b.node().rss_kib());
+        if let Some(e) = b.peer_entry(&idle_id) {
+            max_dropped = max_dropped.max(metric(&e, "droppedPackets"));
+        }
+        if t2_block.is_none() && start.elapsed() >= Duration::from_millis(500) {
+            t2_block = Some((
+                a.post_tagged(&tag("g7"), b"during the flood"),
+                Instant::now(),
+            ));
+        }
+        if let Some((id, at)) = &t2_block {
+            if through.is_none() && c.has_block(id) {
+                through = Some(at.elapsed());
+            }
+        }
+        if through.is_some() && flooding.is_finished() && b.has_block(&hex0x(&last_block)) {
+            break;
+        }
+        thread::sleep(POLL_FLOOD);
+    }
+    let flooder = flooding.join().expect("flood thread");
+    eprintln!(
+        "G7: {FLOOD_BLOCKS} blocks in {:?}; B's RSS peak {max_rss} KiB; non-reader droppedPackets \
+         up to {max_dropped}; A → C {through:?}",
+        start.elapsed()
+    );
+    assert!(
+        flooder.is_ok(),
+        "the flood was cut off: {:?}",
+        flooder.err()
+    );
+    assert!(
+        b.has_block(&hex0x(&last_block)),
+        "B took in the whole flood within 60 s"
+    );
+    assert!(
+        max_rss > 0 && max_rss < FLOOD_RSS_CEILING_KIB,
+        "B's RSS peaked at {max_rss} KiB"
+    );
+    assert!(
+        max_dropped >= 1,
+        "B dropped frames for the peer that never reads (max droppedPackets {max_dropped})"
+    );
+    let through = through.expect("a block from A reached C during the flood");
+    assert!(
+        through <= secs(30),
+        "A → C took {through:?} during the flood"
+    );
+    drop(idle);
 }
 
 // ---------------------------------------------------------------------------------------
