@@ -368,6 +368,25 @@ impl TestNode {
         reply(self.agent.run(request))
     }
 
+    /// A request with any method, extra headers and no body.
+    pub fn request_with(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(self.url(path));
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        reply(self.agent.run(builder.body(()).expect("request")))
+    }
+
+    /// Kills the process if it still runs (a no-op after [`TestNode::terminate`]) and returns
+    /// its directory for a restart with [`TestNode::start_in`].
+    pub fn into_dir(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self) -> ExitStatus {
         self.signal("TERM");
