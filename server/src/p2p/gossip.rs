@@ -282,9 +282,15 @@ impl Gossip {
                     .milestone_index
                     .or(requested_index.filter(|i| *i != 0));
                 if let Some(index) = cone {
+                    // Asked at once, of the peer that sent the child (it has the parents):
+                    // a cone is fetched one level per round trip, not per sync tick.
                     let now = Instant::now();
                     for p in stored.missing_parents {
-                        self.requester.request(Want::Block(p), index, now);
+                        let want = Want::Block(p);
+                        if self.requester.request(want, index, now) {
+                            self.requester.sent_now(&want, now);
+                            self.send_to(&peer, &Message::BlockRequest { block_id: p });
+                        }
                     }
                 }
                 if let Some(index) = stored.milestone_index {

@@ -86,6 +86,14 @@ impl Requester {
         true
     }
 
+    /// Records that `want` was just sent (outside the sync loop): its next send is a retry.
+    pub fn sent_now(&self, want: &Want, now: Instant) {
+        if let Some(e) = self.lock().get_mut(want) {
+            e.attempts = e.attempts.max(1);
+            e.due = now + RETRY_FIRST;
+        }
+    }
+
     /// Whether `want` is queued; its cone index if so.
     pub fn pending(&self, want: &Want) -> Option<u32> {
         self.lock().get(want).map(|e| e.index)

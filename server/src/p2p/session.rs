@@ -57,6 +57,17 @@ enum End {
     Silent(String),
 }
 
+/// How a session went, for the side that opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The stream was refused here, or ended for a reason already acted on.
+    Done,
+    /// The other side ended the stream before sending a single byte: it most likely dropped
+    /// it on arrival (libp2p-stream hands over one inbound stream at a time), so the opener
+    /// should reconnect rather than wait for the idle connection to close.
+    EndedUnread,
+}
+
 /// Runs the gossip session of `peer` over `stream` (opened by `opener`) until it ends.
 pub async fn run(
     gossip: Arc<Gossip>,
@@ -64,7 +75,7 @@ pub async fn run(
     peer: PeerId,
     opener: PeerId,
     stream: Stream,
-) {
+) -> Outcome {
     let (tx, rx) = mpsc::channel::<Outgoing>(SEND_QUEUE);
     let close = Arc::new(Notify::new());
     let handle = SessionHandle {
@@ -86,7 +97,7 @@ pub async fn run(
         }
         Err(Refusal::Duplicate) => {
             tracing::debug!(%peer, "second gossip stream refused (tie-break)");
-            return;
+            return Outcome::Done;
         }
         Err(Refusal::UnknownPeersFull) => {
             tracing::info!(%peer, "unknown peer refused: every unknown-peer slot is taken");
@@ -95,7 +106,7 @@ pub async fn run(
                 ban: false,
                 reason: "unknown-peer slots full".into(),
             });
-            return;
+            return Outcome::Done;
         }
     };
     tracing::info!(%peer, "gossip stream open");
@@ -108,9 +119,23 @@ pub async fn run(
             index: LATEST_MILESTONE,
         },
     );
-    let end = read_loop(&gossip, rules, peer, &counters, reader, &close).await;
+    let mut read_any = false;
+    let end = read_loop(
+        &gossip,
+        rules,
+        peer,
+        &counters,
+        reader,
+        &close,
+        &mut read_any,
+    )
+    .await;
     writer_task.abort();
     let current = gossip.registry.detach(&peer, session_id);
+    if current && !read_any && matches!(end, End::Closed | End::Io(_)) {
+        tracing::info!(%peer, "gossip stream ended before the peer sent anything");
+        return Outcome::EndedUnread;
+    }
     match end {
         End::Closed => tracing::info!(%peer, "gossip stream closed"),
         End::Replaced => tracing::debug!(%peer, "gossip stream replaced"),
@@ -128,6 +153,7 @@ pub async fn run(
             drop_peer(&gossip, peer, true, format!("invalid block: {e}"));
         }
     }
+    Outcome::Done
 }
 
 fn drop_peer(gossip: &Gossip, peer: PeerId, ban: bool, reason: String) {
@@ -165,6 +191,7 @@ async fn read_loop(
     counters: &PeerGossip,
     mut reader: futures::io::ReadHalf<Stream>,
     close: &Notify,
+    read_any: &mut bool,
 ) -> End {
     let opened = Instant::now();
     let mut frames = FrameReader::new();
@@ -209,6 +236,7 @@ async fn read_loop(
                     Err(e) => return End::Io(e.to_string()),
                 };
                 last_read = Instant::now();
+                *read_any = true;
                 let mut input = buf.get(..n).unwrap_or_default();
                 while !input.is_empty() {
                     match frames.feed(&mut input) {

@@ -213,7 +213,10 @@ impl SwarmTask {
         let rules = self.rules;
         tokio::spawn(async move {
             while let Some((peer, stream)) = incoming.next().await {
-                tokio::spawn(session::run(Arc::clone(&gossip), rules, peer, peer, stream));
+                let gossip = Arc::clone(&gossip);
+                tokio::spawn(async move {
+                    session::run(gossip, rules, peer, peer, stream).await;
+                });
             }
         });
     }
@@ -228,7 +231,19 @@ impl SwarmTask {
             match tokio::time::timeout(STREAM_OPEN_TIMEOUT, control.open_stream(peer, protocol))
                 .await
             {
-                Ok(Ok(stream)) => session::run(gossip, rules, peer, local, stream).await,
+                Ok(Ok(stream)) => {
+                    let outcome =
+                        session::run(Arc::clone(&gossip), rules, peer, local, stream).await;
+                    if outcome == session::Outcome::EndedUnread {
+                        // Reconnect (a known peer is redialed after a second) instead of
+                        // keeping a connection without a stream until it idles out.
+                        let _ = gossip.actions.try_send(PeerAction::Drop {
+                            peer,
+                            ban: false,
+                            reason: "gossip stream ended unread".into(),
+                        });
+                    }
+                }
                 Ok(Err(libp2p_stream::OpenStreamError::UnsupportedProtocol(p))) => {
                     tracing::warn!(%peer, protocol = %p, "peer does not speak our gossip protocol (another network?)");
                     let _ = gossip.actions.try_send(PeerAction::Drop {
