@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import pytest
 
@@ -159,9 +159,15 @@ def _pump_lines(stdout, lines: "queue.Queue[Optional[str]]") -> None:
     lines.put(None)
 
 
-def start_node(data_dir: Path, log_path: Path, coordinator_interval: str = "0") -> Node:
+def start_node(
+    data_dir: Path,
+    log_path: Path,
+    coordinator_interval: str = "0",
+    extra_args: Sequence[str] = (),
+) -> Node:
     """Starts ledger-node on 127.0.0.1:0 and waits for its address; milestones on demand
-    unless `coordinator_interval` (seconds) says otherwise."""
+    unless `coordinator_interval` (seconds) says otherwise; `extra_args` are added to the
+    command line."""
     binary = node_binary()
     log = open(log_path, "wb")  # pylint: disable=consider-using-with
     process = subprocess.Popen(  # pylint: disable=consider-using-with
@@ -177,6 +183,7 @@ def start_node(data_dir: Path, log_path: Path, coordinator_interval: str = "0") 
             "/ip4/127.0.0.1/tcp/0",
             "--coordinator-interval",
             coordinator_interval,
+            *extra_args,
         ],
         stdout=subprocess.PIPE,
         stderr=log,

@@ -1,0 +1,121 @@
+"""The official wallet on a follower node: two nodes peered over libp2p on loopback, A running
+the coordinator (a milestone every second) and B following it (`--no-coordinator
+--coordinator-public-keys <A's key> --peer <A>`). The wallet talks to B only: its blocks reach
+A by gossip, A's milestones reach B by gossip, and both nodes end with the same ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from iota_sdk import ClientOptions, MnemonicSecretManager, SendParams, Wallet
+
+from conftest import COIN_TYPE, TEST_MNEMONIC, _RUNNING, start_node, stop_node
+
+# Bounds only stop a hang on a loaded 2-core machine; they assert no speed.
+PEERING_TIMEOUT_S = 60
+
+
+def wait_for(what: str, check, timeout: float = PEERING_TIMEOUT_S):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def first_line(path) -> str:
+    def read():
+        try:
+            return path.read_text().splitlines()[0]
+        except (OSError, IndexError):
+            return None
+    return wait_for(f"{path}", read)
+
+
+def coordinator_key(node) -> str:
+    def read():
+        m = re.search(r"public_key=(0x[0-9a-f]{64})", node.log_path.read_text(errors="replace"))
+        return m.group(1) if m else None
+    return wait_for("the coordinator's public key in the log", read)
+
+
+def confirmed(node) -> int:
+    info = json.loads(node.request("GET", "/api/core/v2/info").body)
+    return info["status"]["confirmedMilestone"]["index"]
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    base = tmp_path_factory.mktemp("peered")
+    a = start_node(base / "a", base / "a.log", "1")
+    _RUNNING["node"] = a
+    a_addr = first_line(base / "a" / "p2pstore" / "listen.addrs")
+    b = start_node(
+        base / "b",
+        base / "b.log",
+        "0",
+        [
+            "--no-coordinator",
+            "--coordinator-public-keys",
+            coordinator_key(a),
+            "--peer",
+            a_addr,
+            "--peer-alias",
+            "A",
+            "--p2p-reconnect-interval",
+            "1",
+        ],
+    )
+    yield a, b
+    _RUNNING.pop("node", None)
+    for node in (b, a):
+        code, tail = stop_node(node)
+        assert code == 0, f"{node.log_path} exited with {code}; log tail:\n{tail}"
+        assert "panicked" not in node.log_path.read_text(errors="replace")
+
+
+def test_wallet_on_a_follower_sends_through_gossip_and_both_ledgers_agree(pair, tmp_path):
+    a, b = pair
+    wait_for("B to follow A's milestones", lambda: confirmed(b) >= max(2, confirmed(a) - 1))
+    w = Wallet(
+        str(tmp_path / "db"),
+        ClientOptions(nodes=[b.url]),
+        COIN_TYPE,
+        MnemonicSecretManager(TEST_MNEMONIC),
+    )
+    try:
+        alice = w.create_account("alice")
+        bob = w.create_account("bob")
+        alice.sync()
+        tx = alice.send_with_params(
+            [SendParams(address=bob.addresses()[0].address, amount="1000000")]
+        )
+        alice.retry_transaction_until_included(tx.transactionId)
+        assert int(bob.sync().baseCoin.available) == 1_000_000
+    finally:
+        w.destroy()
+
+    # The transaction went in through B; A, which issued the milestone, has it too, in the
+    # same block, and both nodes agree on the ledger at B's index.
+    path = f"/api/core/v2/transactions/{tx.transactionId}/included-block"
+    on_b = b.request("GET", path)
+    assert on_b.status == 200, on_b.body
+    on_a = wait_for("A to answer for the transaction", lambda: (r := a.request("GET", path)).status == 200 and r)
+    assert on_a.body == on_b.body
+    index = confirmed(b)
+    wait_for("A to reach B's index", lambda: confirmed(a) >= index)
+    for route in (
+        f"/api/core/v2/milestones/by-index/{index}",
+        f"/api/core/v2/milestones/by-index/{index}/utxo-changes",
+        f"/api/explorer/v2/ledger/richest-addresses?top=100&ledgerIndex={index}",
+    ):
+        ra, rb = a.request("GET", route), b.request("GET", route)
+        assert ra.status == rb.status == 200, (route, ra.status, rb.status)
+        assert ra.body == rb.body, route
