@@ -154,7 +154,8 @@ impl Gossip {
         }
     }
 
-    /// Queues `msg` for `peer`; a full queue drops it and counts `droppedPackets`.
+    /// Queues `msg` for `peer`; a full queue (frames or bytes) drops it and counts
+    /// `droppedPackets`.
     pub fn send_to(&self, peer: &PeerId, msg: &Message<'_>) {
         let Some(session) = self.registry.session(peer) else {
             return;
@@ -164,7 +165,7 @@ impl Gossip {
             kind: msg.message_type(),
             frame: Bytes::from(frame),
         };
-        if session.out.try_send(out).is_err() {
+        if !session.offer(out) {
             if let Some(g) = self.registry.gossip(peer) {
                 PeerGossip::bump(&g.dropped_packets);
             }
@@ -382,7 +383,7 @@ impl Gossip {
                         kind: MessageType::Block,
                         frame: frame.clone(),
                     };
-                    if session.out.try_send(out).is_err() {
+                    if !session.offer(out) {
                         PeerGossip::bump(&counters.dropped_packets);
                     }
                 }

@@ -5,7 +5,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         Arc, Mutex, RwLock,
     },
     time::Instant,
@@ -129,8 +129,28 @@ pub struct SessionHandle {
     pub opener: PeerId,
     /// The writer's queue.
     pub out: mpsc::Sender<Outgoing>,
+    /// Bytes of the frames in the writer's queue.
+    pub queued: Arc<AtomicUsize>,
     /// Notified to end the session.
     pub close: Arc<Notify>,
+}
+
+/// Bytes a peer's send queue may hold (besides its frame count, `session::SEND_QUEUE`).
+pub const SEND_QUEUE_BYTES: usize = 8 << 20;
+
+impl SessionHandle {
+    /// Queues a frame for the writer; false (the frame is dropped) when the queue holds
+    /// its maximum of frames or of bytes.
+    pub fn offer(&self, out: Outgoing) -> bool {
+        let len = out.frame.len();
+        if self.queued.fetch_add(len, Ordering::Relaxed) + len > SEND_QUEUE_BYTES
+            || self.out.try_send(out).is_err()
+        {
+            self.queued.fetch_sub(len, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
 }
 
 /// One peer's entry.
@@ -388,6 +408,7 @@ mod tests {
             id,
             opener,
             out,
+            queued: Arc::default(),
             close: Arc::new(Notify::new()),
         }
     }
@@ -432,6 +453,33 @@ mod tests {
         let known = PeerId::random();
         reg.add_known(known, "/ip4/127.0.0.1/tcp/1".parse().expect("addr"), None);
         assert!(reg.attach(known, handle(10, known), 2).is_ok());
+    }
+
+    #[test]
+    fn the_send_queue_is_bounded_by_frames_and_by_bytes() {
+        let (out, mut rx) = mpsc::channel(4);
+        let h = SessionHandle {
+            id: 1,
+            opener: PeerId::random(),
+            out,
+            queued: Arc::default(),
+            close: Arc::new(Notify::new()),
+        };
+        let frame = |n: usize| Outgoing {
+            kind: MessageType::Block,
+            frame: Bytes::from(vec![0u8; n]),
+        };
+        assert!(h.offer(frame(SEND_QUEUE_BYTES - 10)));
+        assert!(!h.offer(frame(11)), "over the byte budget");
+        assert!(h.offer(frame(10)));
+        assert_eq!(h.queued.load(Ordering::Relaxed), SEND_QUEUE_BYTES);
+        let taken = rx.try_recv().expect("queued frame");
+        h.queued.fetch_sub(taken.frame.len(), Ordering::Relaxed);
+        for _ in 0..3 {
+            assert!(h.offer(frame(1)));
+        }
+        assert!(!h.offer(frame(1)), "over the frame count");
+        assert_eq!(h.queued.load(Ordering::Relaxed), 10 + 3);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::{
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         Arc,
     },
     time::{Duration, Instant},
@@ -78,10 +78,12 @@ pub async fn run(
 ) -> Outcome {
     let (tx, rx) = mpsc::channel::<Outgoing>(SEND_QUEUE);
     let close = Arc::new(Notify::new());
+    let queued = Arc::new(AtomicUsize::new(0));
     let handle = SessionHandle {
         id: SESSION_IDS.fetch_add(1, Ordering::Relaxed),
         opener,
         out: tx,
+        queued: Arc::clone(&queued),
         close: Arc::clone(&close),
     };
     let session_id = handle.id;
@@ -111,7 +113,7 @@ pub async fn run(
     };
     tracing::info!(%peer, "gossip stream open");
     let (reader, writer) = stream.split();
-    let writer_task = tokio::spawn(write_loop(writer, rx, Arc::clone(&counters)));
+    let writer_task = tokio::spawn(write_loop(writer, rx, queued, Arc::clone(&counters)));
     gossip.send_to(&peer, &Message::Heartbeat(gossip.heartbeat()));
     gossip.send_to(
         &peer,
@@ -165,9 +167,11 @@ fn drop_peer(gossip: &Gossip, peer: PeerId, ban: bool, reason: String) {
 async fn write_loop(
     mut writer: futures::io::WriteHalf<Stream>,
     mut rx: mpsc::Receiver<Outgoing>,
+    queued: Arc<AtomicUsize>,
     counters: Arc<PeerGossip>,
 ) {
     while let Some(out) = rx.recv().await {
+        queued.fetch_sub(out.frame.len(), Ordering::Relaxed);
         match tokio::time::timeout(WRITE_TIMEOUT, writer.write_all(&out.frame)).await {
             Ok(Ok(())) => counters.sent(out.kind),
             _ => break,
