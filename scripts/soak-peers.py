@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Soak run of three peered nodes: a line A - B - C on loopback for minutes, under load.
+
+A runs the coordinator (a milestone every --interval s); B and C follow it by gossip. One
+`ledger-load` submits node-filled JSON blocks at B and one submits binary blocks at C (one
+connection each, as fast as they are answered), for the whole run. Every window (default 30 s)
+it prints one row per node: confirmed milestone, RSS (MiB), connected peers, WARN/ERROR log
+lines so far. At the end it checks that the three agree at a common ledger index (milestone,
+utxo changes and the rich list, byte for byte) and prints a summary; the exit code is 1 if they
+do not, if a node died, or if any node logged an ERROR. Python 3.8+, standard library only.
+
+  cargo build --release -p ledger-server -p ledger-load
+  scripts/soak-peers.py --bin target/release/ledger-node --minutes 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from typing import List
+
+LOAD_MAX_SECS = 600
+
+
+def get(port: int, path: str, token: str = "") -> bytes:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+    if token:
+        req.add_header("authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read()
+
+
+class Node:
+    def __init__(self, binary: str, root: str, name: str, api: int, p2p: int, args: List[str]):
+        self.name, self.api = name, api
+        self.data = os.path.join(root, name)
+        self.log = os.path.join(root, f"{name}.log")
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
+                [binary, "run", "--data-dir", self.data, "--api-bind", f"127.0.0.1:{api}",
+                 "--no-metrics", "--p2p-bind", f"/ip4/127.0.0.1/tcp/{p2p}"] + args,
+                stdout=subprocess.PIPE, stderr=log)
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(b"listening on"):
+                break
+        self.token = subprocess.run([binary, "tools", "jwt", "--data-dir", self.data],
+                                    capture_output=True, text=True, check=True).stdout.strip()
+
+    def addr(self) -> str:
+        path = os.path.join(self.data, "p2pstore", "listen.addrs")
+        for _ in range(200):
+            if os.path.exists(path) and os.path.getsize(path):
+                with open(path, encoding="utf-8") as f:
+                    return f.readline().strip()
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name}: no listen.addrs")
+
+    def confirmed(self) -> int:
+        return json.loads(get(self.api, "/api/core/v2/info"))["status"]["confirmedMilestone"]["index"]
+
+    def connected(self) -> int:
+        peers = json.loads(get(self.api, "/api/core/v2/peers", self.token))
+        return sum(1 for p in peers if p["connected"])
+
+    def rss_mib(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return 0.0
+
+    def log_count(self, level: str) -> int:
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            return sum(1 for line in f if f" {level} " in line)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--minutes", type=float, default=10)
+    ap.add_argument("--interval", type=float, default=1.0, help="coordinator interval (s)")
+    ap.add_argument("--window", type=int, default=30)
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    loader = os.path.join(os.path.dirname(binary), "ledger-load")
+    root = tempfile.mkdtemp(prefix="soak-peers-")
+    base = 31000 + os.getpid() % 1000 * 6
+    nodes: List[Node] = []
+    loads: List[subprocess.Popen] = []
+    failed = False
+    try:
+        a = Node(binary, root, "a", base, base + 1, ["--coordinator-interval", str(args.interval)])
+        nodes.append(a)
+        key = re.search(r"public_key=(0x[0-9a-f]{64})", open(a.log, encoding="utf-8").read())
+        assert key, "no coordinator key in A's log"
+        follow = ["--no-coordinator", "--coordinator-public-keys", key.group(1),
+                  "--p2p-reconnect-interval", "1"]
+        b = Node(binary, root, "b", base + 2, base + 3, follow + ["--peer", a.addr()])
+        nodes.append(b)
+        c = Node(binary, root, "c", base + 4, base + 5, follow + ["--peer", b.addr()])
+        nodes.append(c)
+        end = time.monotonic() + args.minutes * 60
+        for port, scenario in ((b.api, "submit-json"), (c.api, "submit-binary")):
+            loads.append(subprocess.Popen(  # pylint: disable=consider-using-with
+                [loader, "--url", f"http://127.0.0.1:{port}", "--scenario", scenario,
+                 "--connections", "1", "--duration",
+                 str(min(LOAD_MAX_SECS, int(args.minutes * 60))), "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        start = time.monotonic()
+        print("t     " + "  ".join(f"{n.name}:cmi   rss  peers warn" for n in nodes))
+        while time.monotonic() < end:
+            time.sleep(min(args.window, max(0.0, end - time.monotonic())))
+            row = []
+            for n in nodes:
+                if n.proc.poll() is not None:
+                    print(f"{n.name} exited with {n.proc.returncode}")
+                    return 1
+                row.append(f"{n.confirmed():6d} {n.rss_mib():5.0f} {n.connected():5d} "
+                           f"{n.log_count('WARN'):4d}")
+            print(f"{time.monotonic() - start:5.0f} " + "  ".join(row), flush=True)
+        submitted = []
+        for p in loads:
+            out, _ = p.communicate(timeout=120)
+            report = json.loads(out)
+            submitted.append(report["status"].get("201", 0))
+        # Agreement at a common index, once everyone has it.
+        index = a.confirmed()
+        deadline = time.monotonic() + 60
+        while min(n.confirmed() for n in nodes) < index and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for path in (f"/api/core/v2/milestones/by-index/{index}",
+                     f"/api/core/v2/milestones/by-index/{index}/utxo-changes",
+                     f"/api/explorer/v2/ledger/richest-addresses?top=1000&ledgerIndex={index}"):
+            bodies = {get(n.api, path) for n in nodes}
+            if len(bodies) != 1:
+                print(f"DISAGREE at {path}")
+                failed = True
+        errors = sum(n.log_count("ERROR") for n in nodes)
+        print(json.dumps({
+            "minutes": args.minutes,
+            "milestones": index,
+            "submitted_json_at_b": submitted[0],
+            "submitted_binary_at_c": submitted[1],
+            "agree_at_index": not failed,
+            "rss_mib": {n.name: round(n.rss_mib()) for n in nodes},
+            "warn_lines": {n.name: n.log_count("WARN") for n in nodes},
+            "error_lines": errors,
+        }, indent=2))
+        return 1 if failed or errors else 0
+    finally:
+        for p in loads:
+            if p.poll() is None:
+                p.kill()
+        for n in nodes:
+            n.proc.terminate()
+            try:
+                n.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                n.proc.kill()
+        if failed:
+            print(f"logs kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
