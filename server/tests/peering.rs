@@ -1342,3 +1342,36 @@ fn harness_identity_files_match_the_vectors_and_the_node_reader() {
     let loaded = ledger_server::p2p::Identity::load_or_create(&store).expect("load");
     assert_eq!(loaded.peer_id().to_string(), peer_id_of_seed(SEED_A));
 }
+
+// ---------------------------------------------------------------------------------------
+// A peer given by name.
+
+#[test]
+fn a_peer_given_by_dns_name_is_resolved_and_dialed() {
+    let a = PeerNode::start(NodeConfig::new(
+        "A",
+        Role::Coordinator {
+            seed: COO_SEED,
+            interval: 0.5,
+        },
+    ));
+    // /ip4/127.0.0.1/tcp/PORT/p2p/ID → /dns4/localhost/tcp/PORT/p2p/ID
+    let by_name = a
+        .multiaddr
+        .replacen("/ip4/127.0.0.1/", "/dns4/localhost/", 1);
+    assert_ne!(by_name, a.multiaddr, "{}", a.multiaddr);
+    let b = PeerNode::start(
+        NodeConfig::new(
+            "B",
+            Role::Follower {
+                coordinator_seed: COO_SEED,
+            },
+        )
+        .peer(&by_name, Some("A")),
+    );
+    let entry = b.wait_connected(&a.peer_id, true, UP);
+    assert_eq!(entry["relation"], json!("known"));
+    let shown = by_name.rsplit_once("/p2p/").expect("p2p part").0;
+    assert_eq!(entry["multiAddresses"], json!([shown]), "{entry}");
+    b.wait_ledger_index(a.ledger_index().max(1), PROPAGATE);
+}

@@ -7,10 +7,12 @@
 //!   sync loop), on the engine's single submit pipeline;
 //! - [`requester`]: the queue of missing blocks and milestones;
 //! - [`registry`]: peers and their statistics, read by `GET /api/core/v2/peers`;
-//! - [`peering_file`]: the known peers in `peering.json`.
+//! - [`peering_file`]: the known peers in `peering.json`;
+//! - [`dns`]: `/dns*` peer addresses resolved at each dial.
 //!
 //! The gossip frames themselves are a pure module of the codec (`ledger_codec::gossip`).
 
+pub mod dns;
 pub mod fifo;
 pub mod gossip;
 pub mod identity;
@@ -208,20 +210,13 @@ impl P2p {
                 "{multiaddr} is this node's own peer id"
             )));
         }
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Command::Add {
-                addr,
-                id,
-                alias,
-                reply,
-            })
-            .await
-            .map_err(|_| P2pError::Stopped)?;
-        answer
-            .await
-            .map_err(|_| P2pError::Stopped)?
-            .map_err(P2pError::BadPeer)
+        self.ask(|reply| Command::Add {
+            addr,
+            id,
+            alias,
+            reply,
+        })
+        .await
     }
 
     /// Removes a peer and disconnects it; false when it was not listed.
@@ -232,9 +227,17 @@ impl P2p {
         let Ok(id) = id.parse::<PeerId>() else {
             return Ok(false);
         };
+        self.ask(|reply| Command::Remove { id, reply }).await
+    }
+
+    /// Sends the swarm task a command and waits for its answer.
+    async fn ask<T>(
+        &self,
+        command: impl FnOnce(oneshot::Sender<Result<T, String>>) -> Command,
+    ) -> Result<T, P2pError> {
         let (reply, answer) = oneshot::channel();
         self.commands
-            .send(Command::Remove { id, reply })
+            .send(command(reply))
             .await
             .map_err(|_| P2pError::Stopped)?;
         answer

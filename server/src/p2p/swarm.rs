@@ -104,6 +104,9 @@ pub struct SwarmTask {
     pub(super) listen: Vec<Multiaddr>,
     redial: HashMap<PeerId, Redial>,
     banned: HashMap<PeerId, Instant>,
+    // Known-peer addresses with names, resolved off the task and handed back to dial.
+    resolved_tx: mpsc::Sender<(PeerId, Vec<Multiaddr>)>,
+    resolved_rx: mpsc::Receiver<(PeerId, Vec<Multiaddr>)>,
 }
 
 /// Builds the swarm for `keypair`.
@@ -168,7 +171,10 @@ impl SwarmTask {
         actions: mpsc::Receiver<PeerAction>,
     ) -> Self {
         let local = *swarm.local_peer_id();
+        let (resolved_tx, resolved_rx) = mpsc::channel(64);
         Self {
+            resolved_tx,
+            resolved_rx,
             swarm,
             local,
             protocol,
@@ -195,6 +201,7 @@ impl SwarmTask {
                 event = self.swarm.select_next_some() => self.on_event(event),
                 Some(cmd) = self.commands.recv() => self.on_command(cmd),
                 Some(action) = self.actions.recv() => self.on_action(action),
+                Some((peer, addrs)) = self.resolved_rx.recv() => self.dial(peer, addrs),
                 _ = tick.tick() => self.on_tick(),
             }
         }
@@ -353,13 +360,31 @@ impl SwarmTask {
             }
             // Until the dial's outcome reschedules it.
             r.next = Some(now + DIAL_TIMEOUT + Duration::from_secs(1));
-            let opts = DialOpts::peer_id(peer)
-                .addresses(addrs)
-                .condition(PeerCondition::DisconnectedAndNotDialing)
-                .build();
-            if let Err(e) = self.swarm.dial(opts) {
-                tracing::debug!(%peer, error = %e, "dial not started");
+            if addrs.iter().any(|a| super::dns::name_of(a).is_some()) {
+                // Names are resolved at each dial (no resolver in the transport).
+                let resolved = self.resolved_tx.clone();
+                tokio::spawn(async move {
+                    let addrs = super::dns::resolve_all(&addrs).await;
+                    let _ = resolved.send((peer, addrs)).await;
+                });
+            } else {
+                self.dial(peer, addrs);
             }
+        }
+    }
+
+    fn dial(&mut self, peer: PeerId, addrs: Vec<Multiaddr>) {
+        if addrs.is_empty() {
+            tracing::info!(%peer, "no address of the peer resolves");
+            self.schedule_redial(peer, true);
+            return;
+        }
+        let opts = DialOpts::peer_id(peer)
+            .addresses(addrs)
+            .condition(PeerCondition::DisconnectedAndNotDialing)
+            .build();
+        if let Err(e) = self.swarm.dial(opts) {
+            tracing::debug!(%peer, error = %e, "dial not started");
         }
     }
 
