@@ -400,6 +400,48 @@ mod tests {
     }
 
     #[test]
+    fn peering_flags_pair_aliases_by_order_and_refuse_bad_addresses() {
+        let defaults = NodeConfig::from_args(RunArgs::default()).expect("defaults");
+        let p2p = defaults.p2p.expect("peering on by default");
+        assert_eq!(p2p.binds, vec![DEFAULT_P2P_BIND.parse().expect("addr")]);
+        assert_eq!(p2p.store, PathBuf::from("./data/p2pstore"));
+        assert_eq!(p2p.unknown_peers_limit, 4);
+        assert_eq!(p2p.reconnect_interval, Duration::from_secs(30));
+        assert_eq!(p2p.read_timeout, Duration::from_secs(60));
+        assert_eq!(p2p.heartbeat_max_age, Duration::from_secs(100));
+        assert!(p2p.peers.is_empty());
+
+        let id = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+        let args = parse(&[
+            "--p2p-bind=/ip4/127.0.0.1/tcp/0",
+            "--p2p-bind=/ip6/::1/tcp/0",
+            &format!("--peer=/ip4/10.0.0.1/tcp/15600/p2p/{id}"),
+            &format!("--peer=/dns/b.example/tcp/15600/p2p/{id}"),
+            "--peer-alias=a",
+            "--p2p-reconnect-interval=1.5",
+        ]);
+        let p2p = NodeConfig::from_args(args).expect("valid").p2p.expect("on");
+        assert_eq!(p2p.binds.len(), 2);
+        assert_eq!(p2p.peers[0].1.as_deref(), Some("a"));
+        assert_eq!(p2p.peers[1].1, None, "no alias at that position");
+        assert_eq!(p2p.reconnect_interval, Duration::from_millis(1_500));
+
+        for bad in [
+            "--p2p-bind=0.0.0.0:15600",
+            "--peer=/ip4/10.0.0.1/tcp/15600",
+            "--peer=not-a-multiaddr",
+            "--p2p-read-timeout=0",
+        ] {
+            assert!(
+                NodeConfig::from_args(parse(&[bad])).is_err(),
+                "{bad} accepted"
+            );
+        }
+        let off = NodeConfig::from_args(parse(&["--no-p2p"])).expect("valid");
+        assert_eq!(off.p2p, None);
+    }
+
+    #[test]
     fn the_coordinator_interval_takes_fractions_down_to_a_floor() {
         let sub_second = parse(&["--coordinator-interval=0.2"]);
         let config = NodeConfig::from_args(sub_second).expect("sub-second interval");

@@ -1347,7 +1347,7 @@ fn harness_identity_files_match_the_vectors_and_the_node_reader() {
 // A peer given by name.
 
 #[test]
-fn a_peer_given_by_dns_name_is_resolved_and_dialed() {
+fn a_peer_given_by_dns_name_is_resolved_and_dialed_and_health_follows_hornet() {
     let a = PeerNode::start(NodeConfig::new(
         "A",
         Role::Coordinator {
@@ -1374,4 +1374,22 @@ fn a_peer_given_by_dns_name_is_resolved_and_dialed() {
     let shown = by_name.rsplit_once("/p2p/").expect("p2p part").0;
     assert_eq!(entry["multiAddresses"], json!([shown]), "{entry}");
     b.wait_ledger_index(a.ledger_index().max(1), PROPAGATE);
+    // A follower is healthy when synced with a connected peer (Hornet's rule) ...
+    wait_until(PROPAGATE, "B healthy", || {
+        let info = b.info();
+        match info["status"]["isHealthy"].as_bool() {
+            Some(true) => Ok(()),
+            _ => Err(info["status"].to_string()),
+        }
+    });
+    // ... and not without peers; a node with its own coordinator is healthy alone.
+    let lone = PeerNode::start(NodeConfig::new(
+        "lone follower",
+        Role::Follower {
+            coordinator_seed: COO_SEED,
+        },
+    ));
+    let status = lone.info()["status"].clone();
+    assert_eq!(status["isHealthy"], json!(false), "{status}");
+    assert_eq!(a.info()["status"]["isHealthy"], json!(true));
 }
