@@ -1347,7 +1347,7 @@ fn harness_identity_files_match_the_vectors_and_the_node_reader() {
 // A peer given by name.
 
 #[test]
-fn a_peer_given_by_dns_name_is_resolved_and_dialed_and_health_follows_hornet() {
+fn a_peer_given_by_dns_name_is_dialed_and_health_and_metrics_follow_hornet() {
     let a = PeerNode::start(NodeConfig::new(
         "A",
         Role::Coordinator {
@@ -1382,7 +1382,35 @@ fn a_peer_given_by_dns_name_is_resolved_and_dialed_and_health_follows_hornet() {
             _ => Err(info["status"].to_string()),
         }
     });
-    // ... and not without peers; a node with its own coordinator is healthy alone.
+    // Hornet's per-peer gossip families on B's metrics endpoint.
+    let metrics_addr = b.node().metrics_addr.expect("B's metrics address");
+    let labels = format!(r#"address="{shown}",alias="A",id="{}""#, a.peer_id);
+    wait_until(PROPAGATE, "B's gossip metrics", || {
+        let text = ureq::get(&format!("http://{metrics_addr}/metrics"))
+            .call()
+            .map_err(|e| e.to_string())?
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| e.to_string())?;
+        let value = |series: String| -> Option<f64> {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&series)?.strip_prefix(' '))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        let connected = value(format!("iota_gossip_peers_connected_peers{{{labels}}}"));
+        let heartbeats = value(format!(
+            r#"iota_gossip_peers_heartbeats{{{labels},type="received"}}"#
+        ));
+        let new_blocks = value(format!(
+            r#"iota_gossip_peers_blocks{{{labels},type="new"}}"#
+        ));
+        match (connected, heartbeats, new_blocks) {
+            (Some(c), Some(h), Some(n)) if c == 1.0 && h >= 1.0 && n >= 1.0 => Ok(()),
+            other => Err(format!("{other:?} in\n{text}")),
+        }
+    });
+    // A follower without peers is not healthy; a node with its own coordinator is healthy
+    // alone.
     let lone = PeerNode::start(NodeConfig::new(
         "lone follower",
         Role::Follower {

@@ -4,12 +4,14 @@
 //! Names and labels follow Hornet's `components/prometheus` so existing dashboards work:
 //! `iota_node_*` and `iota_database_*` are read from the engine at scrape time
 //! ([`node::NodeCollector`]), `iota_restapi_*` are counted by a layer of the API
-//! ([`api::ApiMetrics`]), `process_*` come from `/proc/self` ([`process::ProcessCollector`]),
+//! ([`api::ApiMetrics`]), `iota_gossip_peers_*` from the peer registry
+//! ([`gossip::GossipCollector`]), `process_*` come from `/proc/self` ([`process::ProcessCollector`]),
 //! and two histograms of our own time milestone confirmation and block-log commits
 //! ([`timings::EngineTimings`], fed by the engine's [`ledger_engine::TimingObserver`] hook).
 
 pub mod api;
 pub mod endpoint;
+pub mod gossip;
 pub mod node;
 pub mod process;
 pub mod timings;
@@ -31,6 +33,7 @@ impl NodeMetrics {
     pub fn new(state: &AppState, timings: &timings::EngineTimings) -> Self {
         let mut registry = Registry::default();
         node::NodeCollector::new(state.clone()).register(&mut registry);
+        gossip::GossipCollector::new(state.clone()).register(&mut registry);
         state.api_metrics.register(&mut registry);
         timings.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));

@@ -104,11 +104,9 @@ impl Collector for NodeCollector {
         let Some(engine) = &state.engine else {
             return Ok(());
         };
-        let confirmed = engine.ledger_index();
-        let latest = engine
-            .latest_milestone()
-            .map_or(engine.genesis().milestone_index, |m| m.index)
-            .max(confirmed);
+        // Latest: the highest milestone known, also one still waiting for its cone.
+        let sync = engine.sync_state();
+        let (confirmed, latest) = (sync.confirmed, sync.latest.max(sync.confirmed));
         gauge_by(
             &mut encoder,
             "iota_node_milestones",
