@@ -1,19 +1,16 @@
 //! The engine end to end: genesis, blocks, milestones by the built-in
 //! coordinator, white-flag, ledger, rich list, restart.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use ledger_codec::ed25519::SigningKey;
-use ledger_codec::stardust::{
-    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, TaggedData,
-    Transaction, Unlock, UtxoInput,
-};
+use ledger_codec::stardust::{Address, Block, Output, Payload, TaggedData};
 use ledger_codec::types::{Bytes, Hash32};
 use ledger_codec::Codec;
 use ledger_engine::log::Durability;
 use ledger_engine::tangle::Inclusion;
 use ledger_engine::{Engine, EngineConfig, Genesis, SubmitError};
+use ledger_test_support::blocks;
 
 const SUPPLY: u64 = 1_813_620_509_061_365;
 
@@ -41,16 +38,7 @@ fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
 }
 
 fn tagged(engine: &Engine, tag: &[u8]) -> Vec<u8> {
-    Block {
-        protocol_version: 2,
-        parents: engine.select_parents().into(),
-        payload: Some(Payload::TaggedData(TaggedData {
-            tag: Bytes::from(tag.to_vec()),
-            data: Bytes::default(),
-        })),
-        nonce: 0,
-    }
-    .to_bytes()
+    blocks::tagged_block(engine.select_parents(), tag)
 }
 
 /// A transaction spending `inputs` (output id, output) into `outputs`, signed by `key`.
@@ -60,38 +48,8 @@ fn transfer(
     inputs: &[([u8; 34], Output<'static>)],
     outputs: Vec<Output<'static>>,
 ) -> Vec<u8> {
-    let utxos: Vec<UtxoInput> = inputs
-        .iter()
-        .map(|(id, _)| {
-            UtxoInput::new(
-                id[..32].try_into().unwrap(),
-                u16::from_le_bytes([id[32], id[33]]),
-            )
-        })
-        .collect();
-    let essence = Essence {
-        network_id: engine.params().network_id(),
-        inputs: Cow::Owned(utxos),
-        inputs_commitment: Hash32::from(inputs_commitment(inputs.iter().map(|(_, o)| o))),
-        outputs,
-        payload: None,
-    };
-    let sig = key.sign(&essence.signing_hash());
-    let mut unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
-        key.public_key(),
-        sig,
-    )))];
-    for _ in 1..inputs.len() {
-        unlocks.push(Unlock::Reference(0));
-    }
-    let tx = Transaction { essence, unlocks };
-    Block {
-        protocol_version: 2,
-        parents: engine.select_parents().into(),
-        payload: Some(Payload::Transaction(tx)),
-        nonce: 0,
-    }
-    .to_bytes()
+    let tx = blocks::transaction(engine.params().network_id(), key, inputs, outputs);
+    blocks::transaction_block(engine.select_parents(), tx)
 }
 
 fn genesis_output() -> ([u8; 34], Output<'static>) {
@@ -106,10 +64,7 @@ fn tx_id_of(block: &[u8]) -> [u8; 32] {
 }
 
 fn output_id(tx: [u8; 32], i: u16) -> [u8; 34] {
-    let mut o = [0u8; 34];
-    o[..32].copy_from_slice(&tx);
-    o[32..].copy_from_slice(&i.to_le_bytes());
-    o
+    blocks::output_id(tx, i)
 }
 
 #[test]

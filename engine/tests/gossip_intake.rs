@@ -3,19 +3,15 @@
 //! same ledger; invalid blocks are refused with their reason; the broadcast hook hears of
 //! each block once it is solid and durable.
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use ledger_codec::ed25519::SigningKey;
-use ledger_codec::stardust::{
-    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, TaggedData,
-    Transaction, Unlock, UtxoInput,
-};
-use ledger_codec::types::{Bytes, Hash32};
-use ledger_codec::Codec;
+use ledger_codec::stardust::{Address, Output};
+use ledger_codec::types::Hash32;
 use ledger_engine::log::{BlockId as LogId, Durability};
 use ledger_engine::tangle::BlockId;
 use ledger_engine::{BroadcastHook, Engine, EngineConfig, Genesis, SubmitError};
+use ledger_test_support::blocks;
 
 const SUPPLY: u64 = 1_813_620_509_061_365;
 
@@ -48,16 +44,7 @@ fn follower(dir: &std::path::Path, coordinator_key: [u8; 32]) -> Arc<Engine> {
 }
 
 fn tagged(engine: &Engine, tag: &[u8]) -> Vec<u8> {
-    Block {
-        protocol_version: 2,
-        parents: engine.select_parents().into(),
-        payload: Some(Payload::TaggedData(TaggedData {
-            tag: Bytes::from(tag.to_vec()),
-            data: Bytes::default(),
-        })),
-        nonce: 0,
-    }
-    .to_bytes()
+    blocks::tagged_block(engine.select_parents(), tag)
 }
 
 /// Sends all of `input` to `to` in one transaction; returns the block and the new output.
@@ -71,35 +58,17 @@ fn transfer(
         input.1.amount(),
         Address::Ed25519(Hash32::from(to.address())),
     );
-    let essence = Essence {
-        network_id: engine.params().network_id(),
-        inputs: Cow::Owned(vec![UtxoInput::new(
-            input.0[..32].try_into().unwrap(),
-            u16::from_le_bytes([input.0[32], input.0[33]]),
-        )]),
-        inputs_commitment: Hash32::from(inputs_commitment([&input.1])),
-        outputs: vec![out.clone()],
-        payload: None,
-    };
-    let sig = from.sign(&essence.signing_hash());
-    let tx = Transaction {
-        essence,
-        unlocks: vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
-            from.public_key(),
-            sig,
-        )))],
-    };
-    let tx_id = tx.id();
-    let block = Block {
-        protocol_version: 2,
-        parents: engine.select_parents().into(),
-        payload: Some(Payload::Transaction(tx)),
-        nonce: 0,
-    }
-    .to_bytes();
-    let mut id = [0u8; 34];
-    id[..32].copy_from_slice(&tx_id);
-    (block, (id, out))
+    let tx = blocks::transaction(
+        engine.params().network_id(),
+        from,
+        &[input],
+        vec![out.clone()],
+    );
+    let id = blocks::output_id(tx.id(), 0);
+    (
+        blocks::transaction_block(engine.select_parents(), tx),
+        (id, out),
+    )
 }
 
 /// A coordinator with `milestones` milestones, a transfer and a tagged block in each.

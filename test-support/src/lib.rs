@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+pub mod blocks;
 pub mod keys;
 pub mod nova_negative;
 
