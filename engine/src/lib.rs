@@ -28,9 +28,13 @@ pub mod whiteflag;
 
 pub use error::{EngineError, SubmitError};
 pub use genesis::Genesis;
+pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
+pub use log::{salvage, LogError, SalvageReport};
 pub use node::{
     payload_kind, BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneInfo,
     OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
     V3Submitted,
 };
+pub use richlist::RichListError;
+pub use tangle::{BlockId, Inclusion, TipScore, TipScoring};
 pub use timing::TimingObserver;

@@ -259,7 +259,7 @@ pub fn salvage(from: &Path, into: &Path) -> Result<String, ToolError> {
         return Err(fail(&format!("{} has no log directory", from.display())));
     }
     let report =
-        ledger_engine::log::salvage(&from.join("log"), &into.join("log")).map_err(|e| fail(&e))?;
+        ledger_engine::salvage(&from.join("log"), &into.join("log")).map_err(|e| fail(&e))?;
     for name in SALVAGED_FILES {
         let src = from.join(name);
         if src.exists() {

@@ -14,7 +14,7 @@ use std::{
 use bytes::Bytes;
 use ledger_codec::gossip::{Heartbeat, Message, MessageType};
 use ledger_codec::stardust::Block;
-use ledger_engine::{tangle::BlockId, BroadcastHook, Engine, SubmitError};
+use ledger_engine::{BlockId, BroadcastHook, Engine, SubmitError};
 use libp2p::PeerId;
 use tokio::sync::{mpsc, Semaphore};
 

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ledger_engine::tangle::BlockId;
+use ledger_engine::BlockId;
 
 /// Most requests held at once.
 pub const CAPACITY: usize = 100_000;

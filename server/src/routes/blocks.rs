@@ -27,8 +27,7 @@ use ledger_codec::{
     Codec,
 };
 use ledger_engine::{
-    payload_kind, tangle::Inclusion, BlockStatus, Engine, PowStep, Prepared, SubmitError, V2Draft,
-    V2Fields,
+    payload_kind, BlockStatus, Engine, Inclusion, PowStep, Prepared, SubmitError, V2Draft, V2Fields,
 };
 
 use crate::{
@@ -362,7 +361,7 @@ pub async fn metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ledger_engine::tangle::TipScoring;
+    use ledger_engine::TipScoring;
 
     /// A solid block's status; its tip score at `cmi` from OCRI/YCRI when unreferenced.
     fn status(

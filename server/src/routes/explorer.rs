@@ -9,7 +9,7 @@ use axum::{
 use serde::Serialize;
 
 use ledger_codec::{stardust::Address, Codec};
-use ledger_engine::richlist::RichListError;
+use ledger_engine::RichListError;
 
 use crate::{app::AppState, error::ApiError, routes::ids::json_response};
 

@@ -9,10 +9,7 @@ use axum::{
 };
 use serde::Serialize;
 
-use ledger_engine::{
-    indexer::{ChainId, OutputKind, Query as IndexQuery},
-    Engine,
-};
+use ledger_engine::{ChainId, Engine, OutputKind, Query as IndexQuery};
 
 use crate::{
     app::AppState,

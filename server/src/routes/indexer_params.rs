@@ -5,7 +5,7 @@
 //! are ignored, like inx-indexer. Every bad value is a 400 naming the parameter.
 
 use ledger_codec::stardust::Address;
-use ledger_engine::indexer::{Cursor, Filter};
+use ledger_engine::{Cursor, Filter};
 
 use crate::error::ApiError;
 
