@@ -148,6 +148,9 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
         ),
         None => None,
     };
+    if let Some(p2p) = &config.p2p {
+        crate::p2p::check_binds(&p2p.binds).map_err(RunError::P2p)?;
+    }
     let v3 = load_v3_params(&config)?;
     let cfg = config.clone();
     let engine = tokio::task::spawn_blocking(move || open_engine(&cfg))

@@ -1421,3 +1421,34 @@ fn a_peer_given_by_dns_name_is_dialed_and_health_and_metrics_follow_hornet() {
     assert_eq!(status["isHealthy"], json!(false), "{status}");
     assert_eq!(a.info()["status"]["isHealthy"], json!(true));
 }
+
+// ---------------------------------------------------------------------------------------
+// A taken p2p port stops the start (libp2p's listeners set SO_REUSEPORT, which would let a
+// second node share the port silently).
+
+#[test]
+fn a_taken_p2p_port_stops_the_start_and_names_the_flag() {
+    let node = PeerNode::start(NodeConfig::new(
+        "first",
+        Role::Coordinator {
+            seed: COO_SEED,
+            interval: 0.0,
+        },
+    ));
+    let bound = node
+        .multiaddr
+        .rsplit_once("/p2p/")
+        .expect("p2p part")
+        .0
+        .to_owned();
+    let dir = tempfile::tempdir().expect("dir");
+    let err = common::run_fails(&dir.path().join("data"), &[&format!("--p2p-bind={bound}")]);
+    assert!(err.contains("--p2p-bind"), "{err}");
+    assert!(err.contains(&bound), "{err}");
+    assert!(
+        !dir.path().join("data").exists(),
+        "a refused start created the data dir"
+    );
+    // The first node still holds it and serves.
+    assert_eq!(node.info()["status"]["isHealthy"], json!(true));
+}

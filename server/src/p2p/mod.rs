@@ -114,6 +114,21 @@ pub fn peer_address(text: &str) -> Result<(Multiaddr, PeerId), P2pError> {
     }
 }
 
+/// Checks that no other process listens on the TCP ports of `binds` (before anything is
+/// created on disk; [`P2p::start`] binds them later).
+///
+/// # Errors
+/// [`P2pError::Bind`] naming the first taken address.
+pub fn check_binds(binds: &[Multiaddr]) -> Result<(), P2pError> {
+    for addr in binds {
+        swarm::port_is_free(addr).map_err(|e| P2pError::Bind {
+            addr: addr.clone(),
+            why: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
 impl P2p {
     /// Loads (or creates) the identity, binds, reads the known peers and starts the swarm
     /// and gossip tasks on the current tokio runtime.
@@ -139,17 +154,11 @@ impl P2p {
                 &mut known,
             );
         }
-        let mut swarm = swarm::build(
+        let swarm = swarm::build(
             identity.keypair().clone(),
             known,
             config.unknown_peers_limit,
         )?;
-        for addr in &config.binds {
-            swarm.listen_on(addr.clone()).map_err(|e| P2pError::Bind {
-                addr: addr.clone(),
-                why: e.to_string(),
-            })?;
-        }
         let protocol = StreamProtocol::try_from_owned(ledger_codec::gossip::protocol_id(
             &engine.params().network_name,
         ))
@@ -163,7 +172,7 @@ impl P2p {
             heartbeat_max_age: config.heartbeat_max_age,
             unknown_peers_limit: config.unknown_peers_limit,
         };
-        let task = swarm::SwarmTask::new(
+        let mut task = swarm::SwarmTask::new(
             swarm,
             protocol,
             gossip,
@@ -174,6 +183,9 @@ impl P2p {
             commands_rx,
             actions_rx,
         );
+        // A taken port is reported by the swarm after `listen_on` returns: wait for every
+        // listener's first address (or its failure) so the start fails with the reason.
+        task.bind(&config.binds).await?;
         tokio::spawn(task.run());
         Ok(Self {
             peer_id,

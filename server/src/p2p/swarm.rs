@@ -33,6 +33,8 @@ use crate::routes::peers::Peer;
 
 /// How long a peer that sent invalid data stays banned.
 pub const BAN: Duration = Duration::from_secs(5 * 60);
+/// How long binding the listeners may take.
+const BIND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Dial timeout (Hornet's).
 const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Opening the gossip stream may take this long.
@@ -156,6 +158,24 @@ pub fn build(
     Ok(swarm)
 }
 
+/// Fails when another process listens on `addr`'s TCP port. libp2p's TCP transport sets
+/// SO_REUSEPORT on its listeners, so a second node on a taken port would bind too and the
+/// kernel would split the inbound connections between the two; a plain bind (without
+/// SO_REUSEPORT) tells a taken port apart first.
+pub fn port_is_free(addr: &Multiaddr) -> std::io::Result<()> {
+    use libp2p::multiaddr::Protocol;
+    let mut parts = addr.iter();
+    let ip: std::net::IpAddr = match parts.next() {
+        Some(Protocol::Ip4(ip)) => ip.into(),
+        Some(Protocol::Ip6(ip)) => ip.into(),
+        _ => return Ok(()),
+    };
+    match parts.next() {
+        Some(Protocol::Tcp(port)) if port != 0 => std::net::TcpListener::bind((ip, port)).map(drop),
+        _ => Ok(()),
+    }
+}
+
 impl SwarmTask {
     /// A task for `swarm` (listening already started by the caller).
     #[allow(clippy::too_many_arguments)]
@@ -189,6 +209,63 @@ impl SwarmTask {
             redial: HashMap::new(),
             banned: HashMap::new(),
         }
+    }
+
+    /// Starts a listener on each of `binds` and waits until each has an address.
+    ///
+    /// # Errors
+    /// [`P2pError::Bind`] naming the first address that cannot be bound.
+    pub async fn bind(&mut self, binds: &[Multiaddr]) -> Result<(), P2pError> {
+        let mut waiting = HashMap::new();
+        for addr in binds {
+            port_is_free(addr).map_err(|e| P2pError::Bind {
+                addr: addr.clone(),
+                why: e.to_string(),
+            })?;
+            let id = self
+                .swarm
+                .listen_on(addr.clone())
+                .map_err(|e| P2pError::Bind {
+                    addr: addr.clone(),
+                    why: e.to_string(),
+                })?;
+            waiting.insert(id, addr.clone());
+        }
+        let deadline = tokio::time::sleep(BIND_TIMEOUT);
+        tokio::pin!(deadline);
+        while !waiting.is_empty() {
+            let event = tokio::select! {
+                event = self.swarm.select_next_some() => event,
+                () = &mut deadline => {
+                    let addr = waiting.into_values().next().unwrap_or_else(Multiaddr::empty);
+                    return Err(P2pError::Bind { addr, why: "no address within 10 s".into() });
+                }
+            };
+            match &event {
+                SwarmEvent::NewListenAddr { listener_id, .. } => {
+                    waiting.remove(listener_id);
+                }
+                SwarmEvent::ListenerClosed {
+                    listener_id,
+                    reason: Err(e),
+                    ..
+                }
+                | SwarmEvent::ListenerError {
+                    listener_id,
+                    error: e,
+                } => {
+                    if let Some(addr) = waiting.remove(listener_id) {
+                        return Err(P2pError::Bind {
+                            addr,
+                            why: e.to_string(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+            self.on_event(event);
+        }
+        Ok(())
     }
 
     /// Accepts inbound gossip streams, then runs the swarm until the process ends.
