@@ -3,7 +3,9 @@
 
 A runs the coordinator (a milestone every --interval s); B and C follow it by gossip. One
 `ledger-load` submits node-filled JSON blocks at B and one submits binary blocks at C (one
-connection each, as fast as they are answered), for the whole run. Every window (default 30 s)
+connection each, as fast as they are answered), for the whole run or its first 10 minutes,
+whichever is shorter (the load tool's longest run); B's load meets refused connections while
+B restarts. Every window (default 30 s)
 it prints one row per node: confirmed milestone, RSS (MiB), connected peers, WARN/ERROR log
 lines so far. At the end it checks that the three agree at a common ledger index (milestone,
 utxo changes and the rich list, byte for byte) and prints a summary; the exit code is 1 if they
