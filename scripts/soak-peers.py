@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Soak run of three peered nodes: a line A - B - C on loopback for minutes, under load.
 
-A runs the coordinator (a milestone every --interval s); B and C follow it by gossip. One
+A runs the coordinator (a milestone every --interval s); B and C follow it by gossip;
+with --kill-b-every N, B is killed with SIGKILL and restarted on its ports every N minutes. One
 `ledger-load` submits node-filled JSON blocks at B and one submits binary blocks at C (one
-connection each, as fast as they are answered), for the whole run or its first 10 minutes,
-whichever is shorter (the load tool's longest run); B's load meets refused connections while
-B restarts. Every window (default 30 s)
+connection each, as fast as they are answered), for the whole run (the load tool is started
+again after each of its 10-minute runs); B's load meets refused connections while B restarts. Every window (default 30 s)
 it prints one row per node: confirmed milestone, RSS (MiB), connected peers, WARN/ERROR log
 lines so far. At the end it checks that the three agree at a common ledger index (milestone,
 utxo changes and the rich list, byte for byte) and prints a summary; the exit code is 1 if they
@@ -42,10 +42,16 @@ def get(port: int, path: str, token: str = "") -> bytes:
 
 class Node:
     def __init__(self, binary: str, root: str, name: str, api: int, p2p: int, args: List[str]):
+        self.binary, self.p2p, self.args = binary, p2p, args
         self.name, self.api = name, api
         self.data = os.path.join(root, name)
         self.log = os.path.join(root, f"{name}.log")
-        with open(self.log, "wb") as log:
+        self.restarts = 0
+        self.start()
+
+    def start(self) -> None:
+        binary, api, p2p, args = self.binary, self.api, self.p2p, self.args
+        with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
                 [binary, "run", "--data-dir", self.data, "--api-bind", f"127.0.0.1:{api}",
                  "--no-metrics", "--p2p-bind", f"/ip4/127.0.0.1/tcp/{p2p}"] + args,
@@ -56,6 +62,12 @@ class Node:
                 break
         self.token = subprocess.run([binary, "tools", "jwt", "--data-dir", self.data],
                                     capture_output=True, text=True, check=True).stdout.strip()
+
+    def kill_and_restart(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        self.restarts += 1
+        self.start()
 
     def addr(self) -> str:
         path = os.path.join(self.data, "p2pstore", "listen.addrs")
@@ -91,6 +103,8 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--interval", type=float, default=1.0, help="coordinator interval (s)")
     ap.add_argument("--window", type=int, default=30)
+    ap.add_argument("--kill-b-every", type=float, default=0,
+                    help="SIGKILL B and restart it on the same ports every N minutes (0: never)")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     loader = os.path.join(os.path.dirname(binary), "ledger-load")
@@ -111,16 +125,31 @@ def main() -> int:
         c = Node(binary, root, "c", base + 4, base + 5, follow + ["--peer", b.addr()])
         nodes.append(c)
         end = time.monotonic() + args.minutes * 60
-        for port, scenario in ((b.api, "submit-json"), (c.api, "submit-binary")):
-            loads.append(subprocess.Popen(  # pylint: disable=consider-using-with
+        specs = [(b.api, "submit-json"), (c.api, "submit-binary")]
+        submitted = [0] * len(specs)
+
+        def launch(i: int) -> subprocess.Popen:
+            port, scenario = specs[i]
+            secs = max(1, min(LOAD_MAX_SECS, int(end - time.monotonic())))
+            return subprocess.Popen(  # pylint: disable=consider-using-with
                 [loader, "--url", f"http://127.0.0.1:{port}", "--scenario", scenario,
-                 "--connections", "1", "--duration",
-                 str(min(LOAD_MAX_SECS, int(args.minutes * 60))), "--json"],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+                 "--connections", "1", "--duration", str(secs), "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+        def collect(p: subprocess.Popen) -> int:
+            out, _ = p.communicate(timeout=120)
+            return json.loads(out)["status"].get("201", 0) if out else 0
+
+        loads.extend(launch(i) for i in range(len(specs)))
         start = time.monotonic()
         print("t     " + "  ".join(f"{n.name}:cmi   rss  peers warn" for n in nodes))
+        next_kill = start + args.kill_b_every * 60 if args.kill_b_every else float("inf")
         while time.monotonic() < end:
             time.sleep(min(args.window, max(0.0, end - time.monotonic())))
+            if time.monotonic() >= next_kill:
+                b.kill_and_restart()
+                next_kill += args.kill_b_every * 60
+                print(f"{time.monotonic() - start:5.0f} B killed (SIGKILL) and restarted", flush=True)
             row = []
             for n in nodes:
                 if n.proc.poll() is not None:
@@ -129,11 +158,13 @@ def main() -> int:
                 row.append(f"{n.confirmed():6d} {n.rss_mib():5.0f} {n.connected():5d} "
                            f"{n.log_count('WARN'):4d}")
             print(f"{time.monotonic() - start:5.0f} " + "  ".join(row), flush=True)
-        submitted = []
-        for p in loads:
-            out, _ = p.communicate(timeout=120)
-            report = json.loads(out)
-            submitted.append(report["status"].get("201", 0))
+            # The load tool runs 10 minutes at most: start it again for the rest of the run.
+            for i, p in enumerate(loads):
+                if p.poll() is not None and end - time.monotonic() > 5:
+                    submitted[i] += collect(p)
+                    loads[i] = launch(i)
+        for i, p in enumerate(loads):
+            submitted[i] += collect(p)
         # Agreement at a common index, once everyone has it.
         index = a.confirmed()
         deadline = time.monotonic() + 60
@@ -153,6 +184,7 @@ def main() -> int:
             "submitted_json_at_b": submitted[0],
             "submitted_binary_at_c": submitted[1],
             "agree_at_index": not failed,
+            "b_restarts": b.restarts,
             "rss_mib": {n.name: round(n.rss_mib()) for n in nodes},
             "warn_lines": {n.name: n.log_count("WARN") for n in nodes},
             "error_lines": errors,
