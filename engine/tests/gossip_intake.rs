@@ -146,6 +146,8 @@ fn a_follower_fed_blocks_backwards_confirms_every_milestone_with_the_same_ledger
             assert_eq!(b.sync_state().latest, index);
             assert_eq!(b.sync_state().confirmed, 0);
             assert_eq!(b.milestone_block_id(index), Some(stored.block_id));
+            assert_eq!(b.latest_milestone(), None, "nothing confirmed yet");
+            assert_eq!(b.latest_known_milestone(), a.milestone_by_index(index));
             let missing = b.missing_in_milestone_cone(index, 100);
             assert!(!missing.is_empty());
             assert!(missing.iter().all(|id| a.block_bytes(id).is_some()));

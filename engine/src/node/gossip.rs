@@ -138,6 +138,33 @@ impl Engine {
         }
     }
 
+    /// The latest milestone known: the highest stored one still waiting for its cone (a
+    /// syncing node), else the latest confirmed one. Hornet's `latestMilestone`.
+    pub fn latest_known_milestone(&self) -> Option<MilestoneInfo> {
+        let (pending, confirmed) = {
+            let st = self.read();
+            (
+                st.pending.iter().next_back().map(|(i, id)| (*i, *id)),
+                st.milestones.values().next_back().copied(),
+            )
+        };
+        let Some((index, block_id)) =
+            pending.filter(|(i, _)| confirmed.is_none_or(|c| *i > c.index))
+        else {
+            return confirmed;
+        };
+        let rec = self.log.get(&LogId::V2(block_id))?;
+        match Block::decode(rec.bytes()).ok()?.payload {
+            Some(Payload::Milestone(m)) => Some(MilestoneInfo {
+                index,
+                timestamp: m.timestamp,
+                milestone_id: m.id(),
+                block_id,
+            }),
+            _ => confirmed,
+        }
+    }
+
     /// The block of milestone `index`, confirmed or stored and waiting for its cone.
     pub fn milestone_block_id(&self, index: u32) -> Option<BlockId> {
         let st = self.read();

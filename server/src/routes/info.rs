@@ -110,7 +110,7 @@ pub struct Metrics {
 pub async fn info(State(state): State<AppState>) -> Result<Response, ApiError> {
     let engine = state.engine()?;
     let genesis = engine.genesis();
-    let milestone = match engine.latest_milestone() {
+    let reference = |m: Option<ledger_engine::MilestoneInfo>| match m {
         Some(m) => MilestoneRef {
             index: m.index,
             timestamp: Some(m.timestamp),
@@ -122,13 +122,16 @@ pub async fn info(State(state): State<AppState>) -> Result<Response, ApiError> {
             milestone_id: None,
         },
     };
+    // A syncing node knows milestones it has not confirmed yet (Hornet's LMI vs CMI).
+    let confirmed = reference(engine.latest_milestone());
+    let latest = reference(engine.latest_known_milestone());
     let response = InfoResponse {
         name: NODE_NAME,
         version: env!("CARGO_PKG_VERSION"),
         status: Status {
             is_healthy: state.node.is_healthy(),
-            latest_milestone: milestone.clone(),
-            confirmed_milestone: milestone,
+            latest_milestone: latest,
+            confirmed_milestone: confirmed,
             pruning_index: genesis.milestone_index,
         },
         supported_protocol_versions: vec![ledger_codec::stardust::PROTOCOL_VERSION],
