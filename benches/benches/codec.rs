@@ -88,7 +88,7 @@ fn tx_block(
         })),
         nonce: 0x1234_5678,
     };
-    let bytes = block.to_bytes();
+    let bytes = block.to_bytes().expect("fixture encodes");
     let back = Block::decode(&bytes).expect("fixture decodes");
     back.validate(params).expect("fixture validates");
     bytes
@@ -256,7 +256,7 @@ fn v2(c: &mut Criterion) {
             let mut out = Vec::with_capacity(bytes.len());
             b.iter(|| {
                 out.clear();
-                black_box(block).encode(&mut out);
+                black_box(block).encode(&mut out).expect("fixture encodes");
                 black_box(out.len())
             })
         });

@@ -52,11 +52,11 @@ fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 3
     let essence = Essence {
         network_id: engine.params().network_id(),
         inputs: Cow::Owned(vec![UtxoInput::new(id[..32].try_into().unwrap(), 0)]),
-        inputs_commitment: Hash32::from(inputs_commitment([&consumed])),
+        inputs_commitment: Hash32::from(inputs_commitment([&consumed]).expect("fixture encodes")),
         outputs: vec![basic(AMOUNT, [0xab; 32])],
         payload: None,
     };
-    let sig = key.sign(&essence.signing_hash());
+    let sig = key.sign(&essence.signing_hash().expect("fixture encodes"));
     let unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
         key.public_key(),
         sig,
@@ -69,6 +69,7 @@ fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 3
         nonce: 0,
     }
     .to_bytes()
+    .expect("fixture encodes")
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

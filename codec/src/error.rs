@@ -35,6 +35,14 @@ pub enum ErrorKind {
         /// What the input said.
         got: usize,
     },
+    /// A list or byte string longer than its length prefix can count: it has no wire form.
+    #[error("too long to encode: length {got}, its prefix counts at most {max}")]
+    TooLongToEncode {
+        /// The most the prefix can count.
+        max: usize,
+        /// The value's length.
+        got: usize,
+    },
     /// A list that must be in ascending order is not.
     #[error("not sorted {0}")]
     NotSorted(&'static str),

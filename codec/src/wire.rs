@@ -57,14 +57,30 @@ impl Len {
         Ok(())
     }
 
-    /// Writes `n` as this prefix. `n` must already be in range.
+    /// Writes `n` as this prefix.
+    ///
+    /// The range is the decoder's rule and is not checked here (an out-of-range count still
+    /// has bytes, which the decoder then refuses); a count the prefix cannot hold has none.
+    ///
+    /// # Errors
+    /// [`ErrorKind::TooLongToEncode`] when `n` does not fit the prefix: it is never truncated.
     #[inline]
-    pub fn put(&self, n: usize, out: &mut Vec<u8>) {
+    pub fn put(&self, n: usize, out: &mut Vec<u8>) -> Result<()> {
+        let too_long = |max: usize| ErrorKind::TooLongToEncode { max, got: n };
         match self.prefix {
-            Prefix::U8 => out.push(n as u8),
-            Prefix::U16 => out.extend_from_slice(&(n as u16).to_le_bytes()),
-            Prefix::U32 => out.extend_from_slice(&(n as u32).to_le_bytes()),
+            Prefix::U8 => out.push(u8::try_from(n).map_err(|_| too_long(u8::MAX.into()))?),
+            Prefix::U16 => out.extend_from_slice(
+                &u16::try_from(n)
+                    .map_err(|_| too_long(u16::MAX.into()))?
+                    .to_le_bytes(),
+            ),
+            Prefix::U32 => out.extend_from_slice(
+                &u32::try_from(n)
+                    .map_err(|_| too_long(u32::MAX as usize))?
+                    .to_le_bytes(),
+            ),
         }
+        Ok(())
     }
 
     /// Bytes the prefix itself takes.
@@ -105,12 +121,21 @@ pub(crate) fn read_list<'a, T: Codec<'a>>(
     Ok(v)
 }
 
-/// Writes `items` with `len`'s count prefix.
-pub(crate) fn write_list<'a, T: Codec<'a>>(len: &Len, items: &[T], out: &mut Vec<u8>) {
-    len.put(items.len(), out);
-    for i in items {
-        i.encode(out);
+/// Writes `items` with `len`'s count prefix, locating errors at `name[i]`.
+///
+/// # Errors
+/// A count the prefix cannot hold, or the first element that does not encode.
+pub(crate) fn write_list<'a, T: Codec<'a>>(
+    len: &Len,
+    items: &[T],
+    name: &'static str,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    len.put(items.len(), out).at(name)?;
+    for (i, item) in items.iter().enumerate() {
+        item.encode(out).at_index(name, i)?;
     }
+    Ok(())
 }
 
 /// A cursor over borrowed input.
@@ -274,13 +299,21 @@ pub trait Codec<'a>: Sized {
     fn read(r: &mut Reader<'a>) -> Result<Self>;
 
     /// Appends the wire bytes.
-    fn encode(&self, out: &mut Vec<u8>);
+    ///
+    /// # Errors
+    /// A list or byte string longer than its prefix can count
+    /// ([`ErrorKind::TooLongToEncode`]), located like a decoding error. `out` may then hold
+    /// part of the value.
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()>;
 
     /// The wire bytes as a new vector.
-    fn to_bytes(&self) -> Vec<u8> {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.encode(&mut v);
-        v
+        self.encode(&mut v)?;
+        Ok(v)
     }
 
     /// Decodes a value that must span all of `bytes` (no trailing bytes).
@@ -325,17 +358,30 @@ pub fn read_optional<'a, T>(
 }
 
 /// Writes an optional payload with its `u32` byte length (0 when absent).
-pub fn write_optional<T>(v: Option<&T>, out: &mut Vec<u8>, encode: impl FnOnce(&T, &mut Vec<u8>)) {
-    match v {
-        None => out.extend_from_slice(&0u32.to_le_bytes()),
-        Some(v) => {
-            let at = out.len();
-            out.extend_from_slice(&[0; 4]);
-            encode(v, out);
-            let n = (out.len() - at - 4) as u32;
-            out[at..at + 4].copy_from_slice(&n.to_le_bytes());
-        }
+///
+/// # Errors
+/// The payload's own error, or [`ErrorKind::TooLongToEncode`] for a payload over 4 GiB.
+pub fn write_optional<T>(
+    v: Option<&T>,
+    out: &mut Vec<u8>,
+    encode: impl FnOnce(&T, &mut Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    let Some(v) = v else {
+        out.extend_from_slice(&0u32.to_le_bytes());
+        return Ok(());
+    };
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    encode(v, out)?;
+    let n = out.len() - at - 4;
+    let prefix = u32::try_from(n).map_err(|_| ErrorKind::TooLongToEncode {
+        max: u32::MAX as usize,
+        got: n,
+    })?;
+    if let Some(slot) = out.get_mut(at..at + 4) {
+        slot.copy_from_slice(&prefix.to_le_bytes());
     }
+    Ok(())
 }
 
 /// Checks that consecutive elements are strictly ascending (which also

@@ -190,13 +190,13 @@ proptest! {
 
     #[test]
     fn generated_blocks_round_trip(b in block()) {
-        let bytes = b.to_bytes();
+        let bytes = b.to_bytes().unwrap();
         let d = Block::decode(&bytes).unwrap();
         prop_assert_eq!(&d, &b);
-        prop_assert_eq!(d.to_bytes(), bytes.clone());
+        prop_assert_eq!(d.to_bytes().unwrap(), bytes.clone());
         let json = serde_json::to_string(&d).unwrap();
         let back = Block::from_json(&json).unwrap();
-        prop_assert_eq!(back.to_bytes(), bytes.clone());
+        prop_assert_eq!(back.to_bytes().unwrap(), bytes.clone());
         fuzz_v3_block(&bytes);
     }
 
@@ -219,8 +219,8 @@ proptest! {
         }
         if let Ok(b) = Block::decode(&bytes) {
             let _ = b.validate(&p);
-            let _ = b.id(&p);
-            let _ = b.work_score(&p);
+            let _ = b.id(&p).unwrap();
+            let _ = b.work_score(&p).unwrap();
         }
         // Decoded blocks must re-encode (and JSON round-trip) to the same bytes.
         fuzz_v3_block(&bytes);

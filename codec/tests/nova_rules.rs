@@ -31,7 +31,7 @@ fn metadata_entries_are_ordered_by_encoded_bytes_key_length_first() {
     let o = Output::decode(&ok).unwrap();
     let json = serde_json::to_string(&o).unwrap();
     assert_eq!(
-        Output::from_json(&json).unwrap().to_bytes(),
+        Output::from_json(&json).unwrap().to_bytes().unwrap(),
         ok,
         "JSON object goes back to wire order"
     );

@@ -394,21 +394,21 @@ proptest! {
 
     #[test]
     fn random_valid_blocks_round_trip_bytes_and_json(b in block()) {
-        let bytes = b.to_bytes();
+        let bytes = b.to_bytes().unwrap();
         let decoded = Block::decode(&bytes);
         prop_assert!(decoded.is_ok(), "valid block rejected: {:?}", decoded.err().map(|e| e.to_string()));
         prop_assert_eq!(decoded.unwrap().into_owned(), b.clone());
         let json = serde_json::to_string(&b).unwrap();
         let back = Block::from_json(&json);
         prop_assert!(back.is_ok(), "JSON of valid block rejected: {:?}", back.err().map(|e| e.to_string()));
-        prop_assert_eq!(back.unwrap().to_bytes(), bytes.clone());
+        prop_assert_eq!(back.unwrap().to_bytes().unwrap(), bytes.clone());
         fuzz_v2_block(&bytes);
         fuzz_v2_block_json(json.as_bytes());
     }
 
     #[test]
     fn outputs_round_trip(o in output()) {
-        let bytes = o.to_bytes();
+        let bytes = o.to_bytes().unwrap();
         prop_assert_eq!(Output::decode(&bytes).map(Output::into_owned).ok(), Some(o.clone()));
         let back: Output<'static> = serde_json::from_value(serde_json::to_value(&o).unwrap()).unwrap();
         prop_assert_eq!(back, o);
@@ -432,7 +432,7 @@ proptest! {
 
     #[test]
     fn mutated_random_blocks_never_panic(b in block(), pos in any::<prop::sample::Index>(), val in any::<u8>()) {
-        let mut m = b.to_bytes();
+        let mut m = b.to_bytes().unwrap();
         let p = pos.index(m.len());
         m[p] = val;
         fuzz_v2_block(&m);

@@ -26,6 +26,9 @@ pub enum EngineError {
     /// The coordinator settings contradict each other.
     #[error("coordinator settings: {0}")]
     Config(String),
+    /// A value the node built has no wire form (a list longer than its prefix can count).
+    #[error("cannot encode: {0}")]
+    Encode(#[from] ledger_codec::Error),
     /// The coordinator is not enabled on this node.
     #[error("the coordinator is not enabled on this node")]
     NoCoordinator,

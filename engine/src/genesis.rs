@@ -95,7 +95,7 @@ impl Genesis {
             if u16::from_le_bytes([output_id[32], output_id[33]]) > 127 {
                 return Err(at("output index above 127".into()));
             }
-            let bytes = o.output.to_bytes();
+            let bytes = o.output.to_bytes().map_err(|e| at(e.to_string()))?;
             // Re-read the bytes: JSON input gets the same syntax rules as the wire.
             let output = Output::decode(&bytes).map_err(|e| at(e.to_string()))?;
             validate_output(&output, &g.protocol_parameters).map_err(|e| at(e.to_string()))?;

@@ -102,10 +102,10 @@ pub(crate) fn transaction_id(block: &Block<'_>, bytes: &[u8]) -> Option<[u8; 32]
         return None;
     };
     let start = 1 + 1 + 32 * block.parents.len() + 4;
-    Some(match bytes.get(start..bytes.len().saturating_sub(8)) {
-        Some(payload) => ledger_codec::hash::blake2b256(payload),
-        None => tx.id(),
-    })
+    match bytes.get(start..bytes.len().saturating_sub(8)) {
+        Some(payload) => Some(ledger_codec::hash::blake2b256(payload)),
+        None => tx.id().ok(),
+    }
 }
 
 /// Reads the output bytes at `loc` (a block record in the log, or genesis).
@@ -154,11 +154,16 @@ fn mask_ok(mask: u128, i: usize) -> bool {
 /// Verifies every Signature Unlock of `txs` over its essence signing hash
 /// (ZIP-215; batched and parallel, a failed batch re-checked one by one):
 /// one mask per transaction, bit i set when unlock i holds a valid signature.
+/// An essence with no wire form has no signing hash, so none of its signatures is valid.
 fn signature_masks(txs: &[&Transaction<'_>], chunk: fn(usize) -> usize) -> Vec<u128> {
-    let hashes: Vec<[u8; 32]> = txs.par_iter().map(|tx| tx.essence.signing_hash()).collect();
+    let hashes: Vec<Option<[u8; 32]>> = txs
+        .par_iter()
+        .map(|tx| tx.essence.signing_hash().ok())
+        .collect();
     let mut items = Vec::new();
     let mut owners = Vec::new();
     for (ti, (tx, h)) in txs.iter().zip(&hashes).enumerate() {
+        let Some(h) = h else { continue };
         for (ui, u) in tx.unlocks.iter().enumerate() {
             if let Unlock::Signature(s) = u {
                 items.push(Item::new(&s.public_key, h, &s.signature));
@@ -267,8 +272,10 @@ pub fn compute(
             Ok(TxBlock {
                 block_id: *id,
                 record: meta.record,
+                tx_id: meta
+                    .transaction_id
+                    .or_else(|| transaction_id(&block, rec.bytes())),
                 block,
-                tx_id: meta.transaction_id,
             })
         })
         .collect::<Result<_, EngineError>>()?;
@@ -313,8 +320,13 @@ pub fn compute(
             out.referenced.push((b.block_id, Inclusion::NoTransaction));
             continue;
         };
-        let tx_id = b.tx_id.unwrap_or_else(|| tx.id());
-        debug_assert_eq!(tx_id, tx.id());
+        let Some(tx_id) = b.tx_id else {
+            return Err(EngineError::Inconsistent(format!(
+                "no transaction id for block 0x{}",
+                hex::encode(b.block_id)
+            )));
+        };
+        debug_assert_eq!(Ok(tx_id), tx.id());
         let mut inputs: Vec<(ledger_codec::stardust::OutputId, Output<'_>)> =
             Vec::with_capacity(tx.essence.inputs.len());
         let mut conflict = None;

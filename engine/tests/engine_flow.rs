@@ -58,7 +58,7 @@ fn genesis_output() -> ([u8; 34], Output<'static>) {
 
 fn tx_id_of(block: &[u8]) -> [u8; 32] {
     match Block::decode(block).unwrap().payload {
-        Some(Payload::Transaction(tx)) => tx.id(),
+        Some(Payload::Transaction(tx)) => tx.id().unwrap(),
         _ => panic!("no transaction"),
     }
 }
@@ -212,7 +212,12 @@ fn more_tips_than_parents_are_gathered_by_checkpoints() {
             })),
             nonce: 0,
         };
-        ids.push(engine.submit_v2(&block.to_bytes()).unwrap().block_id);
+        ids.push(
+            engine
+                .submit_v2(&block.to_bytes().unwrap())
+                .unwrap()
+                .block_id,
+        );
     }
     assert_eq!(engine.tips().len(), 30);
     let m2 = engine.issue_milestone().unwrap();
@@ -230,13 +235,13 @@ fn rejects_invalid_blocks_with_their_reason() {
     let engine = open(dir.path());
     let mut block = Block::decode(&tagged(&engine, b"x")).unwrap().into_owned();
     block.parents = vec![[0x55; 32]].into();
-    match engine.submit_v2(&block.to_bytes()) {
+    match engine.submit_v2(&block.to_bytes().unwrap()) {
         Err(SubmitError::Invalid(m)) => assert!(m.contains("not solid"), "{m}"),
         other => panic!("{other:?}"),
     }
     block.parents = engine.select_parents().into();
     block.protocol_version = 3;
-    match engine.submit_v2(&block.to_bytes()) {
+    match engine.submit_v2(&block.to_bytes().unwrap()) {
         Err(SubmitError::Invalid(m)) => assert!(m.contains("protocolVersion"), "{m}"),
         other => panic!("{other:?}"),
     }

@@ -64,7 +64,7 @@ fn transfer(
         &[input],
         vec![out.clone()],
     );
-    let id = blocks::output_id(tx.id(), 0);
+    let id = blocks::output_id(tx.id().unwrap(), 0);
     (
         blocks::transaction_block(engine.select_parents(), tx),
         (id, out),

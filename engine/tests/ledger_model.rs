@@ -164,19 +164,19 @@ proptest! {
             let essence = Essence {
                 network_id: network,
                 inputs: Cow::Owned(vec![UtxoInput::new(input_id[..32].try_into().unwrap(), u16::from_le_bytes([input_id[32], input_id[33]]))]),
-                inputs_commitment: Hash32::from(inputs_commitment([&consumed])),
+                inputs_commitment: Hash32::from(inputs_commitment([&consumed]).unwrap()),
                 outputs,
                 payload: None,
             };
             let signer = if wrong_key { &keys[(input.owner + 1) % OWNERS] } else { &keys[input.owner] };
-            let sig = signer.sign(&essence.signing_hash());
+            let sig = signer.sign(&essence.signing_hash().unwrap());
             let tx = Transaction {
                 essence,
                 unlocks: vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(signer.public_key(), sig)))],
             };
-            let tx_id = tx.id();
+            let tx_id = tx.id().unwrap();
             let block = Block { protocol_version: 2, parents: vec![last].into(), payload: Some(Payload::Transaction(tx)), nonce: 0 };
-            let submitted = match engine.submit_v2(&block.to_bytes()) {
+            let submitted = match engine.submit_v2(&block.to_bytes().unwrap()) {
                 Ok(s) => s,
                 // Syntactically invalid (e.g. an output below the storage deposit): refused at the door.
                 Err(_) => continue,

@@ -175,11 +175,11 @@ fn build(
                 .map(|(id, _)| UtxoInput::new(id.transaction_id, id.index))
                 .collect(),
         ),
-        inputs_commitment: Hash32::owned(inputs_commitment(inputs.iter().map(|(_, o)| o))),
+        inputs_commitment: Hash32::owned(inputs_commitment(inputs.iter().map(|(_, o)| o)).unwrap()),
         outputs,
         payload: None,
     };
-    let msg = essence.signing_hash();
+    let msg = essence.signing_hash().unwrap();
     let unlocks = unlocks
         .iter()
         .map(|u| match u {
@@ -193,13 +193,13 @@ fn build(
         })
         .collect();
     let tx = Transaction { essence, unlocks };
-    let bytes = tx.to_bytes();
+    let bytes = tx.to_bytes().unwrap();
     let decoded = Transaction::decode(&bytes).expect("test transaction is syntactically valid");
     decoded
         .essence
         .validate(&params())
         .expect("test transaction passes the parameter checks");
-    let id = tx.id();
+    let id = tx.id().unwrap();
     Tx { tx, id, inputs }
 }
 
@@ -288,8 +288,8 @@ fn inputs_of_one_address_use_a_reference_unlock() {
     let mut second = first.clone().into_owned();
     second.signature[63] ^= 0x10;
     t.tx.unlocks[2] = Unlock::Signature(Cow::Owned(second));
-    t.id = t.tx.id();
-    assert!(Transaction::decode(&t.tx.to_bytes()).is_ok());
+    t.id = t.tx.id().unwrap();
+    assert!(Transaction::decode(&t.tx.to_bytes().unwrap()).is_ok());
     assert_eq!(check(&t), Err(InvalidInputUnlock));
 
     // A reference to the signature of another address.

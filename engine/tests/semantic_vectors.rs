@@ -40,7 +40,7 @@ fn validate(tx: &Transaction<'_>, inputs: &[(OutputId, Output<'_>)]) -> Result<(
     let ok = verify_signatures_sequential(tx);
     validate_transaction(
         tx,
-        &tx.id(),
+        &tx.id().unwrap(),
         inputs,
         &Context {
             milestone_timestamp: 1_700_000_000,
@@ -65,7 +65,7 @@ fn real_signed_transaction() {
         let tx = Transaction::decode(&bytes).unwrap_or_else(|err| panic!("{name}: {err}"));
         let want_id = common::hex_bytes(&name, e["transaction_id"].as_str().expect("id"));
         assert_eq!(
-            tx.id().as_slice(),
+            tx.id().unwrap().as_slice(),
             want_id.as_slice(),
             "{name}: transaction id"
         );
@@ -94,7 +94,7 @@ fn real_signed_transaction() {
             basic(total, ed25519_address(&pk)),
         )];
         assert_ne!(
-            inputs_commitment(guess.iter().map(|(_, o)| o)),
+            inputs_commitment(guess.iter().map(|(_, o)| o)).unwrap(),
             *tx.essence.inputs_commitment.as_array(),
             "{name}"
         );
@@ -108,7 +108,7 @@ fn real_signed_transaction() {
         // no longer verifies, everything before the signature passes.
         let mut forged = tx.clone();
         forged.essence.inputs_commitment =
-            Hash32::owned(inputs_commitment(guess.iter().map(|(_, o)| o)));
+            Hash32::owned(inputs_commitment(guess.iter().map(|(_, o)| o)).unwrap());
         assert!(!verify_signatures_sequential(&forged)(0), "{name}");
         assert_eq!(
             validate(&forged, &guess),
@@ -154,7 +154,7 @@ fn real_prepared_essence_with_its_consumed_output() {
 
         // The fixture has no signature: sign with a key that does not own the input.
         let key = SigningKey::from_seed(&[42; 32]);
-        let sig = key.sign(&essence.signing_hash());
+        let sig = key.sign(&essence.signing_hash().unwrap());
         let tx = Transaction {
             unlocks: (0..inputs.len())
                 .map(|i| {

@@ -69,7 +69,7 @@ fn transfer(
             id[..32].try_into().unwrap(),
             u16::from_le_bytes([id[32], id[33]]),
         )]),
-        inputs_commitment: Hash32::from(inputs_commitment([consumed])),
+        inputs_commitment: Hash32::from(inputs_commitment([consumed]).unwrap()),
         outputs,
         payload: None,
     };
@@ -77,7 +77,7 @@ fn transfer(
         Signer::Valid(k) => (k, false),
         Signer::Corrupted(k) => (k, true),
     };
-    let mut sig = k.sign(&essence.signing_hash());
+    let mut sig = k.sign(&essence.signing_hash().unwrap());
     if corrupt {
         sig[0] ^= 1;
     }
@@ -88,14 +88,14 @@ fn transfer(
             sig,
         )))],
     };
-    let tx_id = tx.id();
+    let tx_id = tx.id().unwrap();
     let block = Block {
         protocol_version: 2,
         parents: vec![parent].into(),
         payload: Some(Payload::Transaction(tx)),
         nonce: 0,
     };
-    (block.to_bytes(), tx_id)
+    (block.to_bytes().unwrap(), tx_id)
 }
 
 /// A chain of more than [`ARRIVAL_BATCH`] transaction blocks: a fan-out of

@@ -75,7 +75,8 @@ fn confirm(blocks: &[(Id, Vec<Id>)], milestone_parents: &[Id]) -> Confirmation {
             payload: None,
             nonce: n as u64,
         }
-        .to_bytes();
+        .to_bytes()
+        .unwrap();
         let record = log.append_v2(&bytes).expect("append").location.to_u64();
         assert!(tangle.insert(*block_id, parents.clone(), None, None, record));
     }

@@ -96,7 +96,8 @@ async fn submit(
                 full["parents"] = json!([format!("0x{}", hex::encode([1u8; 32]))]);
                 full["nonce"] = json!("0");
                 let fresh = Block::from_json_value(full)
-                    .map(|b| seen.ids.lock().unwrap().insert(b.id()))
+                    .and_then(|b| b.id())
+                    .map(|id| seen.ids.lock().unwrap().insert(id))
                     .unwrap_or(false);
                 v.get("parents").is_none()
                     && v.get("nonce").is_none()

@@ -177,7 +177,7 @@ pub fn encode(input: &[u8], params: Option<&ProtocolParameters>) -> Result<Strin
     }
     let block = Block::from_json(text)?;
     check(&block, params)?;
-    Ok(to_hex(&block.to_bytes()))
+    Ok(to_hex(&block.to_bytes()?))
 }
 
 /// The ids of a block, as printed by `tools id`.
@@ -201,19 +201,22 @@ pub struct BlockIds {
 
 impl BlockIds {
     /// The ids of `block` whose serialized form is `bytes`.
-    pub fn of(block: &Block<'_>, bytes: &[u8]) -> Self {
+    ///
+    /// # Errors
+    /// A payload with no wire form (only possible for a block built in memory).
+    pub fn of(block: &Block<'_>, bytes: &[u8]) -> Result<Self, ledger_codec::Error> {
         let (transaction_id, output_ids, milestone_id) = match &block.payload {
-            Some(Payload::Transaction(t)) => (Some(to_hex(&t.id())), Some(t.output_ids()), None),
-            Some(Payload::Milestone(m)) => (None, None, Some(to_hex(&m.id()))),
+            Some(Payload::Transaction(t)) => (Some(to_hex(&t.id()?)), Some(t.output_ids()?), None),
+            Some(Payload::Milestone(m)) => (None, None, Some(to_hex(&m.id()?))),
             _ => (None, None, None),
         };
-        Self {
+        Ok(Self {
             block_id: to_hex(&Block::id_of(bytes)),
             transaction_id,
             output_ids,
             milestone_id,
             pow_score: pow::pow_score(bytes),
-        }
+        })
     }
 }
 
@@ -230,15 +233,15 @@ pub fn id(input: &[u8], params: Option<&ProtocolParameters>) -> Result<String, T
     let ids = if let Some(bytes) = hex_text(input)? {
         let block = Block::decode(&bytes)?;
         check(&block, params)?;
-        BlockIds::of(&block, &bytes)
+        BlockIds::of(&block, &bytes)?
     } else if let Some(text) = json_text(input) {
         let block = Block::from_json(text)?;
         check(&block, params)?;
-        BlockIds::of(&block, &block.to_bytes())
+        BlockIds::of(&block, &block.to_bytes()?)?
     } else {
         let block = Block::decode(input)?;
         check(&block, params)?;
-        BlockIds::of(&block, input)
+        BlockIds::of(&block, input)?
     };
     serde_json::to_string_pretty(&ids)
         .map_err(|e| ToolError::Invalid(format!("cannot print the ids: {e}")))

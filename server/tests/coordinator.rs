@@ -96,7 +96,7 @@ fn a_follower_applies_the_milestones_of_an_external_coordinator() {
         ],
         DEV_NETWORK,
     );
-    let tx_id = hex0x(&tx.id());
+    let tx_id = hex0x(&tx.id().unwrap());
     let tx_block = json!({"protocolVersion": 2, "payload": v2_payload(tx)});
     let tx_block_id = post_json(&coo, &tx_block);
     let milestone = coo.issue_milestone();

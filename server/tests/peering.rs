@@ -441,7 +441,7 @@ fn check_bad_milestone_signature(a: &PeerNode, b: &PeerNode, c: &PeerNode) {
             payload: Some(Payload::Milestone(ms)),
             ..
         }) => assert!(
-            ms.verify_signatures().iter().all(|ok| !ok),
+            ms.verify_signatures().unwrap().iter().all(|ok| !ok),
             "the flipped byte breaks the signature"
         ),
         other => panic!("the tampered milestone block still decodes: {other:?}"),
@@ -787,7 +787,7 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
                 ],
                 DEV_NETWORK,
             );
-            let tx_id = tx.id();
+            let tx_id = tx.id().unwrap();
             let payload = serde_json::to_value(Payload::Transaction(tx)).expect("payload");
             blocks.push(
                 a.node()

@@ -100,7 +100,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
         ],
         DEV_NETWORK,
     );
-    let tx_id = hex0x(&tx.id());
+    let tx_id = hex0x(&tx.id().unwrap());
     let tx_block = json!({"protocolVersion": 2, "payload": Payload::Transaction(tx.clone())});
     let tx_block_id = post_json(&node, &tx_block);
 
@@ -230,7 +230,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
     let Payload::Milestone(ms) = payload else {
         panic!("not a milestone payload")
     };
-    assert_eq!(hex0x(&ms.id()), milestone_id);
+    assert_eq!(hex0x(&ms.id().unwrap()), milestone_id);
     let ms_block = node.get(&format!("{BLOCKS}/{milestone_block}")).json();
     assert_eq!(ms_block["payload"], by_index);
     let ms_meta = node
@@ -287,7 +287,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
 
     // A double spend after confirmation is accepted as a block but conflicts.
     let double = genesis_spend(vec![basic_output(DEV_SUPPLY, &receiver)], DEV_NETWORK);
-    let double_id = hex0x(&double.id());
+    let double_id = hex0x(&double.id().unwrap());
     let double_block_id = post_json(
         &node,
         &json!({"protocolVersion": 2, "payload": Payload::Transaction(double)}),

@@ -41,11 +41,13 @@ pub fn transaction(
     let essence = Essence {
         network_id,
         inputs: Cow::Owned(utxos),
-        inputs_commitment: Hash32::from(inputs_commitment(inputs.iter().map(|(_, o)| o))),
+        inputs_commitment: Hash32::from(
+            inputs_commitment(inputs.iter().map(|(_, o)| o)).expect("test outputs encode"),
+        ),
         outputs,
         payload: None,
     };
-    let sig = key.sign(&essence.signing_hash());
+    let sig = key.sign(&essence.signing_hash().expect("a test essence encodes"));
     let mut unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
         key.public_key(),
         sig,
@@ -77,4 +79,5 @@ fn block(parents: Vec<[u8; 32]>, payload: Payload<'static>) -> Vec<u8> {
         nonce: 0,
     }
     .to_bytes()
+    .expect("a test block encodes")
 }

@@ -32,9 +32,10 @@ pub(crate) fn read_capabilities<'a>(r: &mut Reader<'a>) -> Result<Bytes<'a>> {
 }
 
 /// Writes a capabilities bitmask.
-pub(crate) fn write_capabilities(b: &Bytes<'_>, out: &mut Vec<u8>) {
-    CAPABILITIES.put(b.len(), out);
+pub(crate) fn write_capabilities(b: &Bytes<'_>, out: &mut Vec<u8>) -> Result<()> {
+    CAPABILITIES.put(b.len(), out)?;
     out.extend_from_slice(b.as_slice());
+    Ok(())
 }
 
 /// Ed25519 address: BLAKE2b-256 of the public key.
@@ -77,8 +78,9 @@ macro_rules! id_codec {
                     $f: Hash32::borrowed(r.array()?),
                 })
             }
-            fn encode(&self, out: &mut Vec<u8>) {
+            fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
                 out.extend_from_slice(self.$f.as_array());
+                Ok(())
             }
         }
         impl $t<'_> {
@@ -140,11 +142,11 @@ impl<'a> Codec<'a> for MultiAddress<'a> {
             sum += u32::from(weight);
             addresses.push(WeightedAddress { address, weight });
         }
-        check_strictly_ascending(
-            addresses.iter().map(|a| a.address.to_bytes()),
-            "addresses",
-            "addresses",
-        )?;
+        let keys = addresses
+            .iter()
+            .map(|a| a.address.to_bytes())
+            .collect::<Result<Vec<_>>>()?;
+        check_strictly_ascending(keys, "addresses", "addresses")?;
         let threshold = r.u16()?;
         if threshold == 0 || u32::from(threshold) > sum {
             return Err(Error::invalid("threshold must be in 1..=sum of weights").at("threshold"));
@@ -155,13 +157,16 @@ impl<'a> Codec<'a> for MultiAddress<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        MULTI_MEMBERS.put(self.addresses.len(), out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        MULTI_MEMBERS
+            .put(self.addresses.len(), out)
+            .at("addresses")?;
         for a in &self.addresses {
-            a.address.encode(out);
+            a.address.encode(out)?;
             out.push(a.weight);
         }
         out.extend_from_slice(&self.threshold.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -196,9 +201,10 @@ impl<'a> Codec<'a> for RestrictedAddress<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.address.encode(out);
-        write_capabilities(&self.allowed_capabilities, out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.address.encode(out)?;
+        write_capabilities(&self.allowed_capabilities, out)?;
+        Ok(())
     }
 }
 
@@ -280,7 +286,7 @@ impl<'a> Codec<'a> for Box<MultiAddress<'a>> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         MultiAddress::read(r).map(Box::new)
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         (**self).encode(out)
     }
 }
@@ -289,7 +295,7 @@ impl<'a> Codec<'a> for Box<RestrictedAddress<'a>> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         RestrictedAddress::read(r).map(Box::new)
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         (**self).encode(out)
     }
 }
@@ -309,7 +315,7 @@ mod tests {
             format!("{{\"type\":8,\"accountId\":\"0x{}\"}}", "07".repeat(32))
         );
         let back: Address<'static> = serde_json::from_str(&j).unwrap(); // ok: test code
-        assert_eq!(back.to_bytes(), b);
+        assert_eq!(back.to_bytes().unwrap(), b);
     }
 
     #[test]

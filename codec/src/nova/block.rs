@@ -60,11 +60,12 @@ impl<'a> Codec<'a> for TaggedData<'a> {
         let data = Bytes::borrowed(r.prefixed(&DATA).at("data")?);
         Ok(Self { tag, data })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        TAG.put(self.tag.len(), out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        TAG.put(self.tag.len(), out).at("tag")?;
         out.extend_from_slice(self.tag.as_slice());
-        DATA.put(self.data.len(), out);
+        DATA.put(self.data.len(), out).at("data")?;
         out.extend_from_slice(self.data.as_slice());
+        Ok(())
     }
 }
 
@@ -77,7 +78,9 @@ impl<'a> Codec<'a> for CandidacyAnnouncement {
     fn read(_: &mut Reader<'a>) -> Result<Self> {
         Ok(Self {})
     }
-    fn encode(&self, _: &mut Vec<u8>) {}
+    fn encode(&self, _: &mut Vec<u8>) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A block payload.
@@ -101,7 +104,7 @@ impl<'a> Codec<'a> for Box<SignedTransaction<'a>> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         SignedTransaction::read(r).map(Box::new)
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         (**self).encode(out)
     }
 }
@@ -159,11 +162,14 @@ fn read_parents<'a>(
     Ok(Cow::Borrowed(list))
 }
 
-fn write_parents(list: &[[u8; 36]], out: &mut Vec<u8>) {
-    out.push(list.len() as u8);
+fn write_parents(list: &[[u8; 36]], name: &'static str, out: &mut Vec<u8>) -> Result<()> {
+    Len::new(Prefix::U8, 0, usize::from(u8::MAX))
+        .put(list.len(), out)
+        .at(name)?;
     for p in list {
         out.extend_from_slice(p);
     }
+    Ok(())
 }
 
 fn check_disjoint(strong: &[[u8; 36]], weak: &[[u8; 36]], shallow: &[[u8; 36]]) -> Result<()> {
@@ -228,12 +234,13 @@ impl<'a> Codec<'a> for BasicBody<'a> {
             max_burned_mana,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_parents(&self.strong_parents, out);
-        write_parents(&self.weak_parents, out);
-        write_parents(&self.shallow_like_parents, out);
-        write_optional(self.payload.as_ref(), out, |p, out| p.encode(out));
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        write_parents(&self.strong_parents, "strongParents", out)?;
+        write_parents(&self.weak_parents, "weakParents", out)?;
+        write_parents(&self.shallow_like_parents, "shallowLikeParents", out)?;
+        write_optional(self.payload.as_ref(), out, |p, out| p.encode(out)).at("payload")?;
         out.extend_from_slice(&self.max_burned_mana.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -285,12 +292,13 @@ impl<'a> Codec<'a> for ValidationBody<'a> {
             protocol_parameters_hash,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        write_parents(&self.strong_parents, out);
-        write_parents(&self.weak_parents, out);
-        write_parents(&self.shallow_like_parents, out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        write_parents(&self.strong_parents, "strongParents", out)?;
+        write_parents(&self.weak_parents, "weakParents", out)?;
+        write_parents(&self.shallow_like_parents, "shallowLikeParents", out)?;
         out.push(self.highest_supported_version);
         out.extend_from_slice(self.protocol_parameters_hash.as_array());
+        Ok(())
     }
 }
 
@@ -444,10 +452,11 @@ impl<'a> Codec<'a> for Block<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.header.as_bytes());
-        self.body.encode(out);
-        self.signature.encode(out);
+        self.body.encode(out)?;
+        self.signature.encode(out)?;
+        Ok(())
     }
 
     fn decode(bytes: &'a [u8]) -> Result<Self> {
@@ -481,8 +490,9 @@ impl<'de> Deserialize<'de> for Block<'_> {
             body: raw.body,
             signature: raw.signature,
         };
-        let bytes = b.to_bytes();
-        Block::decode(&bytes).map_err(|e| D::Error::custom(format!("invalid block: {e}")))?;
+        b.to_bytes()
+            .and_then(|bytes| Block::decode(&bytes).map(drop))
+            .map_err(|e| D::Error::custom(format!("invalid block: {e}")))?;
         Ok(b)
     }
 }
@@ -525,18 +535,24 @@ impl<'a> Block<'a> {
     }
 
     /// Header and body hashes.
-    pub fn hashes(&self) -> BlockHashes {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: a body with no wire form has no hash.
+    pub fn hashes(&self) -> Result<BlockHashes> {
         let mut body = Vec::with_capacity(512);
-        self.body.encode(&mut body);
-        BlockHashes {
+        self.body.encode(&mut body).at("body")?;
+        Ok(BlockHashes {
             header_hash: blake2b256(self.header.as_bytes()),
             body_hash: blake2b256(&body),
-        }
+        })
     }
 
     /// The message the issuer signs: `headerHash || bodyHash`.
-    pub fn signing_message(&self) -> [u8; 64] {
-        self.hashes().signing_message()
+    ///
+    /// # Errors
+    /// As [`Block::hashes`].
+    pub fn signing_message(&self) -> Result<[u8; 64]> {
+        Ok(self.hashes()?.signing_message())
     }
 
     /// The block's slot, from its issuing time.
@@ -545,20 +561,24 @@ impl<'a> Block<'a> {
     }
 
     /// Block id: `H(headerHash || bodyHash || signature bytes) || slot`.
-    pub fn id(&self, params: &ProtocolParameters) -> [u8; 36] {
-        let h = self.hashes();
+    ///
+    /// # Errors
+    /// As [`Block::hashes`].
+    pub fn id(&self, params: &ProtocolParameters) -> Result<[u8; 36]> {
+        let h = self.hashes()?;
         let mut sig = Vec::with_capacity(Signature::LEN);
-        self.signature.encode(&mut sig);
-        with_slot(
+        self.signature.encode(&mut sig).at("signature")?;
+        Ok(with_slot(
             blake2b256_parts(&[&h.header_hash, &h.body_hash, &sig]),
             self.slot(params),
-        )
+        ))
     }
 
-    /// Verifies the issuer signature (ZIP-215) over the signing message.
+    /// Verifies the issuer signature (ZIP-215) over the signing message; `false` for a
+    /// block with no wire form (there is no message to have signed).
     pub fn verify_signature(&self) -> bool {
         let Signature::Ed25519(s) = &self.signature;
-        s.verify(&self.signing_message())
+        self.signing_message().is_ok_and(|m| s.verify(&m))
     }
 
     /// The signature's public key.
@@ -568,17 +588,22 @@ impl<'a> Block<'a> {
     }
 
     /// Work score (TIP-45): 0 for validation blocks.
-    pub fn work_score(&self, params: &ProtocolParameters) -> u64 {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: the payload's size counts, so it needs a wire form.
+    pub fn work_score(&self, params: &ProtocolParameters) -> Result<u64> {
         let w = &params.work_score_parameters;
-        let Body::Basic(b) = &self.body else { return 0 };
+        let Body::Basic(b) = &self.body else {
+            return Ok(0);
+        };
         let mut s = u64::from(w.block);
         if let Some(p) = &b.payload {
-            s += u64::from(w.data_byte) * p.to_bytes().len() as u64;
+            s += u64::from(w.data_byte) * p.to_bytes().at("payload")?.len() as u64;
             if let Payload::SignedTransaction(tx) = p {
                 s += tx.work_score_parts(w);
             }
         }
-        s
+        Ok(s)
     }
 }
 
@@ -654,7 +679,7 @@ pub fn check_block_syntax(block: &Block<'_>, params: &ProtocolParameters) -> Res
         ))
         .at("header.networkId"));
     }
-    let size = block.to_bytes().len();
+    let size = block.to_bytes()?.len();
     if size > MAX_BLOCK_SIZE {
         return Err(Error::invalid(format!(
             "block of {size} bytes exceeds {MAX_BLOCK_SIZE}"
@@ -720,7 +745,9 @@ pub fn check_block_syntax(block: &Block<'_>, params: &ProtocolParameters) -> Res
     let mut total: u64 = 0;
     let mut mana: u64 = 0;
     for (i, o) in tx.outputs.iter().enumerate() {
-        let min = o.min_deposit(&params.storage_score_parameters);
+        let min = o
+            .min_deposit(&params.storage_score_parameters)
+            .map_err(|e| at(e.at_index("outputs", i)))?;
         if o.amount() < min {
             return Err(at(Error::invalid(format!(
                 "output amount {} does not cover the min storage deposit {min}",

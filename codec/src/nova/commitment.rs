@@ -41,20 +41,24 @@ impl<'a> Codec<'a> for Commitment<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.protocol_version);
         out.extend_from_slice(&self.slot.to_le_bytes());
         out.extend_from_slice(self.previous_commitment_id.as_array());
         out.extend_from_slice(self.roots_id.as_array());
         out.extend_from_slice(&self.cumulative_weight.to_le_bytes());
         out.extend_from_slice(&self.reference_mana_cost.to_le_bytes());
+        Ok(())
     }
 }
 
 impl Commitment<'_> {
     /// Commitment id: `BLAKE2b-256(bytes) || slot`.
-    pub fn id(&self) -> [u8; 36] {
-        with_slot(blake2b256(&self.to_bytes()), self.slot)
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn id(&self) -> Result<[u8; 36]> {
+        Ok(with_slot(blake2b256(&self.to_bytes()?), self.slot))
     }
 
     /// Detaches from the input buffer.

@@ -137,7 +137,7 @@ macro_rules! tagged_enum {
                 })
             }
 
-            fn encode(&self, out: &mut Vec<u8>) {
+            fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
                 out.push(self.kind());
                 match self {
                     $(Self::$var(x) => $crate::wire::Codec::encode(x, out),)+

@@ -28,7 +28,7 @@ impl<'a> Codec<'a> for AddressCondition<'a> {
             address: Address::read(r).at("address")?,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         self.address.encode(out)
     }
 }
@@ -52,9 +52,10 @@ impl<'a> Codec<'a> for StorageDepositReturn<'a> {
             amount: r.u64()?,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.return_address.encode(out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.return_address.encode(out)?;
         out.extend_from_slice(&self.amount.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -74,8 +75,9 @@ impl<'a> Codec<'a> for Timelock {
         }
         Ok(Self { slot })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.slot.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -101,9 +103,10 @@ impl<'a> Codec<'a> for Expiration<'a> {
             slot,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.return_address.encode(out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.return_address.encode(out)?;
         out.extend_from_slice(&self.slot.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -220,14 +223,15 @@ impl<'a> Codec<'a> for Metadata<'a> {
         Ok(Self { entries })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        META_ENTRIES.put(self.entries.len(), out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        META_ENTRIES.put(self.entries.len(), out).at("entries")?;
         for (k, v) in &self.entries {
-            META_KEY.put(k.len(), out);
+            META_KEY.put(k.len(), out)?;
             out.extend_from_slice(k.as_slice());
-            META_VALUE.put(v.len(), out);
+            META_VALUE.put(v.len(), out)?;
             out.extend_from_slice(v.as_slice());
         }
+        Ok(())
     }
 }
 
@@ -294,9 +298,10 @@ impl<'a> Codec<'a> for TagFeature<'a> {
             tag: Bytes::borrowed(r.prefixed(&TAG).at("tag")?),
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        TAG.put(self.tag.len(), out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        TAG.put(self.tag.len(), out).at("tag")?;
         out.extend_from_slice(self.tag.as_slice());
+        Ok(())
     }
 }
 
@@ -319,9 +324,10 @@ impl<'a> Codec<'a> for NativeToken<'a> {
         }
         Ok(Self { id, amount })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.id.as_array());
         out.extend_from_slice(&self.amount.to_le());
+        Ok(())
     }
 }
 
@@ -358,12 +364,15 @@ impl<'a> Codec<'a> for BlockIssuer<'a> {
             block_issuer_keys: keys,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.expiry_slot.to_le_bytes());
-        ISSUER_KEYS.put(self.block_issuer_keys.len(), out);
+        ISSUER_KEYS
+            .put(self.block_issuer_keys.len(), out)
+            .at("blockIssuerKeys")?;
         for k in &self.block_issuer_keys {
-            k.encode(out);
+            k.encode(out)?;
         }
+        Ok(())
     }
 }
 
@@ -392,11 +401,12 @@ impl<'a> Codec<'a> for Staking {
             end_epoch: r.u32()?,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.staked_amount.to_le_bytes());
         out.extend_from_slice(&self.fixed_cost.to_le_bytes());
         out.extend_from_slice(&self.start_epoch.to_le_bytes());
         out.extend_from_slice(&self.end_epoch.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -501,8 +511,8 @@ fn read_typed_list<'a, T: Codec<'a>>(
     Ok(v)
 }
 
-fn write_list<'a, T: Codec<'a>>(v: &[T], out: &mut Vec<u8>) {
-    crate::wire::write_list(&Len::new(Prefix::U8, 0, 255), v, out);
+fn write_list<'a, T: Codec<'a>>(v: &[T], name: &'static str, out: &mut Vec<u8>) -> Result<()> {
+    crate::wire::write_list(&Len::new(Prefix::U8, 0, 255), v, name, out)
 }
 
 fn require(ucs: &[UnlockCondition<'_>], kind: u8, what: &'static str) -> Result<()> {
@@ -565,11 +575,12 @@ impl<'a> Codec<'a> for BasicOutput<'a> {
             features,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.amount.to_le_bytes());
         out.extend_from_slice(&self.mana.to_le_bytes());
-        write_list(&self.unlock_conditions, out);
-        write_list(&self.features, out);
+        write_list(&self.unlock_conditions, "unlockConditions", out)?;
+        write_list(&self.features, "features", out)?;
+        Ok(())
     }
 }
 
@@ -630,14 +641,15 @@ impl<'a> Codec<'a> for AccountOutput<'a> {
             immutable_features,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.amount.to_le_bytes());
         out.extend_from_slice(&self.mana.to_le_bytes());
         out.extend_from_slice(self.account_id.as_array());
         out.extend_from_slice(&self.foundry_counter.to_le_bytes());
-        write_list(&self.unlock_conditions, out);
-        write_list(&self.features, out);
-        write_list(&self.immutable_features, out);
+        write_list(&self.unlock_conditions, "unlockConditions", out)?;
+        write_list(&self.features, "features", out)?;
+        write_list(&self.immutable_features, "immutableFeatures", out)?;
+        Ok(())
     }
 }
 
@@ -700,14 +712,15 @@ impl<'a> Codec<'a> for AnchorOutput<'a> {
             immutable_features,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.amount.to_le_bytes());
         out.extend_from_slice(&self.mana.to_le_bytes());
         out.extend_from_slice(self.anchor_id.as_array());
         out.extend_from_slice(&self.state_index.to_le_bytes());
-        write_list(&self.unlock_conditions, out);
-        write_list(&self.features, out);
-        write_list(&self.immutable_features, out);
+        write_list(&self.unlock_conditions, "unlockConditions", out)?;
+        write_list(&self.features, "features", out)?;
+        write_list(&self.immutable_features, "immutableFeatures", out)?;
+        Ok(())
     }
 }
 
@@ -740,10 +753,11 @@ impl<'a> Codec<'a> for SimpleTokenScheme {
             maximum_supply,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.minted_tokens.to_le());
         out.extend_from_slice(&self.melted_tokens.to_le());
         out.extend_from_slice(&self.maximum_supply.to_le());
+        Ok(())
     }
 }
 
@@ -771,10 +785,11 @@ impl<'a> Codec<'a> for TokenScheme {
             t => Err(Error::new(ErrorKind::UnknownType(t.into())).at("tokenScheme")),
         }
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(Self::SIMPLE);
         let Self::Simple(s) = self;
-        s.encode(out);
+        s.encode(out)?;
+        Ok(())
     }
 }
 
@@ -853,13 +868,14 @@ impl<'a> Codec<'a> for FoundryOutput<'a> {
             immutable_features,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.amount.to_le_bytes());
         out.extend_from_slice(&self.serial_number.to_le_bytes());
-        self.token_scheme.encode(out);
-        write_list(&self.unlock_conditions, out);
-        write_list(&self.features, out);
-        write_list(&self.immutable_features, out);
+        self.token_scheme.encode(out)?;
+        write_list(&self.unlock_conditions, "unlockConditions", out)?;
+        write_list(&self.features, "features", out)?;
+        write_list(&self.immutable_features, "immutableFeatures", out)?;
+        Ok(())
     }
 }
 
@@ -914,13 +930,14 @@ impl<'a> Codec<'a> for NftOutput<'a> {
             immutable_features,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.amount.to_le_bytes());
         out.extend_from_slice(&self.mana.to_le_bytes());
         out.extend_from_slice(self.nft_id.as_array());
-        write_list(&self.unlock_conditions, out);
-        write_list(&self.features, out);
-        write_list(&self.immutable_features, out);
+        write_list(&self.unlock_conditions, "unlockConditions", out)?;
+        write_list(&self.features, "features", out)?;
+        write_list(&self.immutable_features, "immutableFeatures", out)?;
+        Ok(())
     }
 }
 
@@ -973,14 +990,15 @@ impl<'a> Codec<'a> for DelegationOutput<'a> {
             unlock_conditions,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.amount.to_le_bytes());
         out.extend_from_slice(&self.delegated_amount.to_le_bytes());
         out.extend_from_slice(self.delegation_id.as_array());
-        self.validator_address.encode(out);
+        self.validator_address.encode(out)?;
         out.extend_from_slice(&self.start_epoch.to_le_bytes());
         out.extend_from_slice(&self.end_epoch.to_le_bytes());
-        write_list(&self.unlock_conditions, out);
+        write_list(&self.unlock_conditions, "unlockConditions", out)?;
+        Ok(())
     }
 }
 
@@ -1134,13 +1152,15 @@ impl<'a> Output<'a> {
     pub fn from_json(s: &str) -> Result<Output<'static>> {
         let o: Output<'static> =
             serde_json::from_str(s).map_err(|e| Error::new(ErrorKind::Json(e.to_string())))?;
-        let bytes = o.to_bytes();
-        Ok(Output::decode(&bytes)?.into_owned())
+        Ok(Output::decode(&o.to_bytes()?)?.into_owned())
     }
 
     /// Storage score (TIP-47) under the given parameters.
-    pub fn storage_score(&self, p: &crate::nova::params::StorageScoreParameters) -> u64 {
-        let size = self.to_bytes().len() as u64;
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: the output's size counts, so it needs a wire form.
+    pub fn storage_score(&self, p: &crate::nova::params::StorageScoreParameters) -> Result<u64> {
+        let size = self.to_bytes()?.len() as u64;
         // Output metadata the ledger stores beside it: output id, block id, slot.
         let mut score = p.offset_output_overhead.saturating_add(
             u64::from(p.factor_data).saturating_mul(size.saturating_add(38 + 36 + 4)),
@@ -1169,12 +1189,15 @@ impl<'a> Output<'a> {
         }) {
             score = score.saturating_add(p.offset_ed25519_block_issuer_key);
         }
-        score
+        Ok(score)
     }
 
     /// Minimum storage deposit: storage score × storage cost.
-    pub fn min_deposit(&self, p: &crate::nova::params::StorageScoreParameters) -> u64 {
-        self.storage_score(p).saturating_mul(p.storage_cost)
+    ///
+    /// # Errors
+    /// As [`Output::storage_score`].
+    pub fn min_deposit(&self, p: &crate::nova::params::StorageScoreParameters) -> Result<u64> {
+        Ok(self.storage_score(p)?.saturating_mul(p.storage_cost))
     }
 
     /// Work score contribution (TIP-45): output + native token / staking /

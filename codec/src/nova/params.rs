@@ -237,15 +237,16 @@ impl<'a> Codec<'a> for ProtocolParameters {
         })
     }
 
-    fn encode(&self, o: &mut Vec<u8>) {
-        fn s(o: &mut Vec<u8>, v: &str) {
-            o.push(v.len().min(255) as u8);
-            o.extend_from_slice(&v.as_bytes()[..v.len().min(255)]);
+    fn encode(&self, o: &mut Vec<u8>) -> Result<()> {
+        fn s(o: &mut Vec<u8>, v: &str, name: &'static str) -> Result<()> {
+            Len::new(Prefix::U8, 0, 255).put(v.len(), o).at(name)?;
+            o.extend_from_slice(v.as_bytes());
+            Ok(())
         }
         o.push(self.kind);
         o.push(self.version);
-        s(o, &self.network_name);
-        s(o, &self.bech32_hrp);
+        s(o, &self.network_name, "networkName")?;
+        s(o, &self.bech32_hrp, "bech32Hrp")?;
         let p = &self.storage_score_parameters;
         o.extend_from_slice(&p.storage_cost.to_le_bytes());
         o.push(p.factor_data);
@@ -274,9 +275,10 @@ impl<'a> Codec<'a> for ProtocolParameters {
         }
         let m = &self.mana_parameters;
         o.extend_from_slice(&[m.bits_count, m.generation_rate, m.generation_rate_exponent]);
-        let n = m.decay_factors.len().min(u16::MAX as usize);
-        o.extend_from_slice(&(n as u16).to_le_bytes());
-        for f in &m.decay_factors[..n] {
+        Len::new(Prefix::U16, 0, u16::MAX as usize)
+            .put(m.decay_factors.len(), o)
+            .at("manaParameters.decayFactors")?;
+        for f in &m.decay_factors {
             o.extend_from_slice(&f.to_le_bytes());
         }
         o.push(m.decay_factors_exponent);
@@ -321,6 +323,7 @@ impl<'a> Codec<'a> for ProtocolParameters {
         o.extend_from_slice(&rw.retention_period.to_le_bytes());
         o.push(self.target_committee_size);
         o.push(self.chain_switching_threshold);
+        Ok(())
     }
 }
 
@@ -352,8 +355,11 @@ impl ProtocolParameters {
     }
 
     /// BLAKE2b-256 of the binary form.
-    pub fn hash(&self) -> [u8; 32] {
-        blake2b256(&self.to_bytes())
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: a name or decay table too long for its prefix.
+    pub fn hash(&self) -> Result<[u8; 32]> {
+        Ok(blake2b256(&self.to_bytes()?))
     }
 
     /// The slot of a time given in Unix nanoseconds (TIP-46): genesis slot

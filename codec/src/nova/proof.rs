@@ -38,9 +38,10 @@ impl<'a> Codec<'a> for ProofHash<'a> {
             hash: Bytes::borrowed(r.prefixed(&HASH).at("hash")?),
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.push(self.hash.len() as u8);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        HASH.put(self.hash.len(), out).at("hash")?;
         out.extend_from_slice(self.hash.as_slice());
+        Ok(())
     }
 }
 
@@ -76,9 +77,10 @@ impl<'a> Codec<'a> for ProofNode<'a> {
         DEPTH.with(|d| d.set(depth));
         res
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.l.encode(out);
-        self.r.encode(out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.l.encode(out)?;
+        self.r.encode(out)?;
+        Ok(())
     }
 }
 
@@ -112,10 +114,10 @@ impl ProofTree<'_> {
     }
 }
 
-fn leaf_hash(out: &crate::nova::Output<'_>) -> [u8; 32] {
+fn leaf_hash(out: &crate::nova::Output<'_>) -> Result<[u8; 32]> {
     let mut b = vec![0u8];
-    out.encode(&mut b);
-    blake2b256(&b)
+    out.encode(&mut b)?;
+    Ok(blake2b256(&b))
 }
 
 fn build(leaves: &[[u8; 32]], index: usize) -> ProofTree<'static> {
@@ -168,27 +170,35 @@ impl<'a> Codec<'a> for OutputIdProof<'a> {
             output_commitment_proof: ProofTree::read(r).at("outputCommitmentProof")?,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.slot.to_le_bytes());
         out.extend_from_slice(&self.output_index.to_le_bytes());
         out.extend_from_slice(self.transaction_commitment.as_array());
-        self.output_commitment_proof.encode(out);
+        self.output_commitment_proof.encode(out)?;
+        Ok(())
     }
 }
 
 impl OutputIdProof<'_> {
-    /// Builds the proof for output `index` of `tx`.
-    pub fn new(tx: &Transaction<'_>, index: u16) -> Option<OutputIdProof<'static>> {
-        let leaves: Vec<[u8; 32]> = tx.outputs.iter().map(leaf_hash).collect();
+    /// Builds the proof for output `index` of `tx`; `None` when there is no such output.
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: the transaction must have a wire form.
+    pub fn new(tx: &Transaction<'_>, index: u16) -> Result<Option<OutputIdProof<'static>>> {
+        let leaves = tx
+            .outputs
+            .iter()
+            .map(leaf_hash)
+            .collect::<Result<Vec<[u8; 32]>>>()?;
         if usize::from(index) >= leaves.len() {
-            return None;
+            return Ok(None);
         }
-        Some(OutputIdProof {
+        Ok(Some(OutputIdProof {
             slot: tx.creation_slot,
             output_index: index,
-            transaction_commitment: tx.transaction_commitment().into(),
+            transaction_commitment: tx.transaction_commitment()?.into(),
             output_commitment_proof: build(&leaves, usize::from(index)),
-        })
+        }))
     }
 
     /// The output id the proof commits to: `H(tc || root) || slot || index`.
@@ -203,7 +213,7 @@ impl OutputIdProof<'_> {
 
     /// True when the proof proves `output` under output id `output_id`.
     pub fn proves(&self, output: &crate::nova::Output<'_>, output_id: &[u8; 38]) -> bool {
-        self.output_commitment_proof.value() == Some(leaf_hash(output))
+        leaf_hash(output).is_ok_and(|h| self.output_commitment_proof.value() == Some(h))
             && &self.output_id() == output_id
     }
 }

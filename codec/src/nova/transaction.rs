@@ -107,8 +107,9 @@ impl<'a> Codec<'a> for CommitmentInput<'a> {
             commitment_id: Fixed::borrowed(r.array()?),
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.commitment_id.as_array());
+        Ok(())
     }
 }
 
@@ -126,8 +127,9 @@ impl<'a> Codec<'a> for BicInput<'a> {
             account_id: Hash32::borrowed(r.array()?),
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.account_id.as_array());
+        Ok(())
     }
 }
 
@@ -143,8 +145,9 @@ impl<'a> Codec<'a> for RewardInput {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
         Ok(Self { index: r.u16()? })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.index.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -210,13 +213,14 @@ impl<'a> Codec<'a> for ContextInput<'a> {
             t => return Err(ErrorKind::UnknownType(t.into()).into()),
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         match self {
-            Self::Commitment(c) => c.encode(out),
-            Self::BlockIssuanceCredit(b) => b.encode(out),
-            Self::Reward(x) => x.encode(out),
+            Self::Commitment(c) => c.encode(out)?,
+            Self::BlockIssuanceCredit(b) => b.encode(out)?,
+            Self::Reward(x) => x.encode(out)?,
         }
+        Ok(())
     }
 }
 
@@ -319,9 +323,10 @@ impl<'a> Codec<'a> for Ed25519Signature<'a> {
             signature: Fixed::borrowed(r.array()?),
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.public_key.as_array());
         out.extend_from_slice(self.signature.as_array());
+        Ok(())
     }
 }
 
@@ -374,7 +379,7 @@ impl<'a> Codec<'a> for SignatureUnlock<'a> {
             signature: Signature::read(r)?,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         self.signature.encode(out)
     }
 }
@@ -393,8 +398,9 @@ impl<'a> Codec<'a> for ReferenceUnlock {
             reference: r.u16()?,
         })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.reference.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -420,11 +426,12 @@ impl<'a> Codec<'a> for MultiUnlock<'a> {
         }
         Ok(Self { unlocks })
     }
-    fn encode(&self, out: &mut Vec<u8>) {
-        MULTI_UNLOCKS.put(self.unlocks.len(), out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        MULTI_UNLOCKS.put(self.unlocks.len(), out).at("unlocks")?;
         for u in &self.unlocks {
-            u.encode(out);
+            u.encode(out)?;
         }
+        Ok(())
     }
 }
 
@@ -437,7 +444,9 @@ impl<'a> Codec<'a> for EmptyUnlock {
     fn read(_: &mut Reader<'a>) -> Result<Self> {
         Ok(Self {})
     }
-    fn encode(&self, _: &mut Vec<u8>) {}
+    fn encode(&self, _: &mut Vec<u8>) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// An unlock.
@@ -716,19 +725,24 @@ impl<'a> Transaction<'a> {
     }
 
     /// Appends the essence bytes (everything but the outputs).
-    pub fn encode_essence(&self, out: &mut Vec<u8>) {
+    pub fn encode_essence(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.network_id.to_le_bytes());
         out.extend_from_slice(&self.creation_slot.to_le_bytes());
-        CONTEXT_INPUTS.put(self.context_inputs.len(), out);
+        CONTEXT_INPUTS
+            .put(self.context_inputs.len(), out)
+            .at("contextInputs")?;
         for c in &self.context_inputs {
-            c.encode(out);
+            c.encode(out)?;
         }
-        INPUTS.put(self.inputs.len(), out);
+        INPUTS.put(self.inputs.len(), out).at("inputs")?;
         out.extend_from_slice(self.inputs.as_bytes());
-        ALLOTMENTS.put(self.allotments.len(), out);
+        ALLOTMENTS
+            .put(self.allotments.len(), out)
+            .at("allotments")?;
         out.extend_from_slice(self.allotments.as_bytes());
-        write_capabilities(&self.capabilities, out);
-        write_optional(self.payload.as_ref(), out, |p, out| p.encode(out));
+        write_capabilities(&self.capabilities, out)?;
+        write_optional(self.payload.as_ref(), out, |p, out| p.encode(out)).at("payload")?;
+        Ok(())
     }
 
     /// The id of the commitment input, if any.
@@ -740,37 +754,46 @@ impl<'a> Transaction<'a> {
     }
 
     /// BLAKE2b-256 of the essence bytes.
-    pub fn transaction_commitment(&self) -> [u8; 32] {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn transaction_commitment(&self) -> Result<[u8; 32]> {
         let mut v = Vec::with_capacity(256);
-        self.encode_essence(&mut v);
-        blake2b256(&v)
+        self.encode_essence(&mut v)?;
+        Ok(blake2b256(&v))
     }
 
     /// Merkle root over the serialized outputs.
-    pub fn output_commitment(&self) -> [u8; 32] {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`], located at the output.
+    pub fn output_commitment(&self) -> Result<[u8; 32]> {
         let mut buf = Vec::with_capacity(128);
-        let leaves: Vec<[u8; 32]> = self
-            .outputs
-            .iter()
-            .map(|o| {
-                buf.clear();
-                buf.push(0u8);
-                o.encode(&mut buf);
-                blake2b256(&buf)
-            })
-            .collect();
-        crate::merkle::root_of_leaf_hashes(&leaves)
+        let mut leaves = Vec::with_capacity(self.outputs.len());
+        for (i, o) in self.outputs.iter().enumerate() {
+            buf.clear();
+            buf.push(0u8);
+            o.encode(&mut buf).at_index("outputs", i)?;
+            leaves.push(blake2b256(&buf));
+        }
+        Ok(crate::merkle::root_of_leaf_hashes(&leaves))
     }
 
     /// Transaction id: `H(transactionCommitment || outputCommitment) || creationSlot`.
-    pub fn id(&self) -> [u8; 36] {
-        let h = blake2b256_parts(&[&self.transaction_commitment(), &self.output_commitment()]);
-        with_slot(h, self.creation_slot)
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn id(&self) -> Result<[u8; 36]> {
+        let h = blake2b256_parts(&[&self.transaction_commitment()?, &self.output_commitment()?]);
+        Ok(with_slot(h, self.creation_slot))
     }
 
     /// The message unlock signatures sign: BLAKE2b-256 of the transaction bytes.
-    pub fn signing_message(&self) -> [u8; 32] {
-        blake2b256(&self.to_bytes())
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn signing_message(&self) -> Result<[u8; 32]> {
+        Ok(blake2b256(&self.to_bytes()?))
     }
 
     /// Output id of output `index`.
@@ -841,12 +864,13 @@ impl<'a> Codec<'a> for Transaction<'a> {
         Ok(tx)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.encode_essence(out);
-        OUTPUTS.put(self.outputs.len(), out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.encode_essence(out)?;
+        OUTPUTS.put(self.outputs.len(), out).at("outputs")?;
         for o in &self.outputs {
-            o.encode(out);
+            o.encode(out)?;
         }
+        Ok(())
     }
 }
 
@@ -883,31 +907,39 @@ impl<'a> Codec<'a> for SignedTransaction<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.transaction.encode(out);
-        self.encode_unlocks(out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.transaction.encode(out)?;
+        self.encode_unlocks(out)?;
+        Ok(())
     }
 }
 
 impl SignedTransaction<'_> {
-    fn encode_unlocks(&self, out: &mut Vec<u8>) {
-        UNLOCKS.put(self.unlocks.len(), out);
+    fn encode_unlocks(&self, out: &mut Vec<u8>) -> Result<()> {
+        UNLOCKS.put(self.unlocks.len(), out).at("unlocks")?;
         for u in &self.unlocks {
-            u.encode(out);
+            u.encode(out)?;
         }
+        Ok(())
     }
 
     /// Signed transaction id: `H(transaction bytes || unlocks bytes) || creationSlot`.
-    pub fn id(&self) -> [u8; 36] {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn id(&self) -> Result<[u8; 36]> {
         let mut v = Vec::with_capacity(512);
-        self.encode(&mut v);
-        with_slot(blake2b256(&v), self.transaction.creation_slot)
+        self.encode(&mut v)?;
+        Ok(with_slot(blake2b256(&v), self.transaction.creation_slot))
     }
 
     /// Checks every signature unlock against the transaction signing message;
     /// one flag per signature, in order (multi unlocks included).
-    pub fn verify_signatures(&self) -> Vec<bool> {
-        let msg = self.transaction.signing_message();
+    ///
+    /// # Errors
+    /// As [`Transaction::signing_message`].
+    pub fn verify_signatures(&self) -> Result<Vec<bool>> {
+        let msg = self.transaction.signing_message()?;
         let mut out = Vec::new();
         fn walk(u: &Unlock<'_>, msg: &[u8], out: &mut Vec<bool>) {
             match u {
@@ -920,7 +952,7 @@ impl SignedTransaction<'_> {
             }
         }
         self.unlocks.iter().for_each(|u| walk(u, &msg, &mut out));
-        out
+        Ok(out)
     }
 
     /// Work score (TIP-45) without the block part: payload bytes are counted by the caller.

@@ -94,9 +94,10 @@ impl<'a> Codec<'a> for Address<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         out.extend_from_slice(self.id());
+        Ok(())
     }
 }
 
@@ -187,6 +188,6 @@ mod tests {
             format!("{{\"type\":8,\"aliasId\":\"0x{}\"}}", "07".repeat(32))
         );
         let back: Address<'static> = serde_json::from_str(&j).unwrap(); // ok: test code
-        assert_eq!(back.to_bytes(), b);
+        assert_eq!(back.to_bytes().unwrap(), b);
     }
 }

@@ -67,8 +67,9 @@ impl<'a> Codec<'a> for OutputId {
         Self::new(tx, index)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.to_array());
+        Ok(())
     }
 }
 
@@ -110,18 +111,21 @@ pub fn foundry_id(alias_id: &[u8; 32], serial_number: u32, token_scheme_type: u8
 
 /// Inputs commitment: BLAKE2b-256 over the BLAKE2b-256 of each consumed
 /// output's bytes, in input order.
+///
+/// # Errors
+/// As [`Codec::encode`], for an output with no wire form.
 pub fn inputs_commitment<'o, 'a: 'o>(
     consumed: impl IntoIterator<Item = &'o Output<'a>>,
-) -> [u8; 32] {
+) -> Result<[u8; 32]> {
     use blake2::Digest;
     let mut outer = Blake2b256::new();
     let mut buf = Vec::with_capacity(256);
     for o in consumed {
         buf.clear();
-        o.encode(&mut buf);
+        o.encode(&mut buf)?;
         outer.update(blake2b256(&buf));
     }
-    outer.finalize().into()
+    Ok(outer.finalize().into())
 }
 
 /// TIP-4 Merkle tree hash of `leaves` (block ids in white-flag order).

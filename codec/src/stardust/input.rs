@@ -127,9 +127,10 @@ impl<'a> Codec<'a> for TreasuryInput<'a> {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(TreasuryInput::KIND);
         out.extend_from_slice(self.milestone_id.as_array());
+        Ok(())
     }
 }
 
@@ -162,11 +163,12 @@ impl<'a> Codec<'a> for Input<'a> {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         match self {
             Self::Utxo(u) => out.extend_from_slice(u.as_bytes()),
-            Self::Treasury(t) => t.encode(out),
+            Self::Treasury(t) => t.encode(out)?,
         }
+        Ok(())
     }
 }
 

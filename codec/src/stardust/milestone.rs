@@ -70,8 +70,9 @@ impl<'a> Codec<'a> for TailTransactionHash<'a> {
         Ok(Self(Fixed::borrowed(b)))
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.0.as_array());
+        Ok(())
     }
 }
 
@@ -128,10 +129,11 @@ impl<'a> Codec<'a> for MigratedFundsEntry<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.tail_transaction_hash.encode(out);
-        self.address.encode(out);
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.tail_transaction_hash.encode(out)?;
+        self.address.encode(out)?;
         out.extend_from_slice(&self.deposit.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -189,14 +191,16 @@ impl<'a> Receipt<'a> {
         })
     }
 
-    fn encode_body(&self, out: &mut Vec<u8>) {
+    fn encode_body(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.migrated_at.to_le_bytes());
         out.push(u8::from(self.last));
-        FUNDS.put(self.funds.len(), out);
+        FUNDS.put(self.funds.len(), out).at("funds")?;
         for f in &self.funds {
-            f.encode(out);
+            f.encode(out)?;
         }
-        write_optional(Some(&self.transaction), out, |t, out| t.encode(out));
+        write_optional(Some(&self.transaction), out, |t, out| t.encode(out))
+            .at("receipt.transaction")?;
+        Ok(())
     }
 }
 
@@ -276,17 +280,18 @@ impl<'a> Codec<'a> for MilestoneOption<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         match self {
-            Self::Receipt(r) => r.encode_body(out),
+            Self::Receipt(r) => r.encode_body(out)?,
             Self::ProtocolParams(p) => {
                 out.extend_from_slice(&p.target_milestone_index.to_le_bytes());
                 out.push(p.protocol_version);
-                PARAMS.put(p.params.len(), out);
+                PARAMS.put(p.params.len(), out).at("params")?;
                 out.extend_from_slice(p.params.as_slice());
             }
         }
+        Ok(())
     }
 }
 
@@ -373,21 +378,30 @@ impl<'a> Milestone<'a> {
 
     /// The essence bytes (index … options), which the id hashes and the
     /// signatures sign (via the id).
-    pub fn essence_bytes(&self) -> Vec<u8> {
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn essence_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(256);
-        self.encode_essence(&mut out);
-        out
+        self.encode_essence(&mut out)?;
+        Ok(out)
     }
 
     /// Milestone id: BLAKE2b-256 of the essence bytes.
-    pub fn id(&self) -> [u8; 32] {
-        blake2b256(&self.essence_bytes())
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn id(&self) -> Result<[u8; 32]> {
+        Ok(blake2b256(&self.essence_bytes()?))
     }
 
     /// Verifies each signature over the milestone id (ZIP-215).
-    pub fn verify_signatures(&self) -> Vec<bool> {
-        let id = self.id();
-        self.signatures.iter().map(|s| s.verify(&id)).collect()
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: without a wire form there is no id to verify.
+    pub fn verify_signatures(&self) -> Result<Vec<bool>> {
+        let id = self.id()?;
+        Ok(self.signatures.iter().map(|s| s.verify(&id)).collect())
     }
 
     /// The receipt option, if any.
@@ -411,23 +425,24 @@ impl<'a> Milestone<'a> {
         Ok(())
     }
 
-    fn encode_essence(&self, out: &mut Vec<u8>) {
+    fn encode_essence(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.index.to_le_bytes());
         out.extend_from_slice(&self.timestamp.to_le_bytes());
         out.push(self.protocol_version);
         out.extend_from_slice(self.previous_milestone_id.as_array());
-        PARENTS.put(self.parents.len(), out);
+        PARENTS.put(self.parents.len(), out).at("parents")?;
         for p in self.parents.iter() {
             out.extend_from_slice(p);
         }
         out.extend_from_slice(self.inclusion_merkle_root.as_array());
         out.extend_from_slice(self.applied_merkle_root.as_array());
-        METADATA.put(self.metadata.len(), out);
+        METADATA.put(self.metadata.len(), out).at("metadata")?;
         out.extend_from_slice(self.metadata.as_slice());
-        OPTIONS.put(self.options.len(), out);
+        OPTIONS.put(self.options.len(), out).at("options")?;
         for o in &self.options {
-            o.encode(out);
+            o.encode(out)?;
         }
+        Ok(())
     }
 
     pub(crate) fn read_body(r: &mut Reader<'a>) -> Result<Self> {
@@ -475,12 +490,15 @@ impl<'a> Codec<'a> for Milestone<'a> {
         Self::read_body(r)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&Self::KIND.to_le_bytes());
-        self.encode_essence(out);
-        SIGNATURES.put(self.signatures.len(), out);
+        self.encode_essence(out)?;
+        SIGNATURES
+            .put(self.signatures.len(), out)
+            .at("signatures")?;
         for s in self.signatures.iter() {
             out.extend_from_slice(s.as_bytes());
         }
+        Ok(())
     }
 }

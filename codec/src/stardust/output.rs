@@ -54,9 +54,10 @@ impl<'a> Codec<'a> for NativeToken<'a> {
         Ok(Self { id, amount })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.id.as_array());
         out.extend_from_slice(&self.amount.to_le());
+        Ok(())
     }
 }
 
@@ -145,12 +146,13 @@ impl<'a> Codec<'a> for TokenScheme {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         let Self::Simple(s) = self;
         out.push(Self::SIMPLE);
         out.extend_from_slice(&s.minted_tokens.to_le());
         out.extend_from_slice(&s.melted_tokens.to_le());
         out.extend_from_slice(&s.maximum_supply.to_le());
+        Ok(())
     }
 }
 
@@ -314,18 +316,18 @@ impl<'a> Codec<'a> for UnlockCondition<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         match self {
             Self::Address(a)
             | Self::StateControllerAddress(a)
             | Self::GovernorAddress(a)
-            | Self::ImmutableAliasAddress(a) => a.encode(out),
+            | Self::ImmutableAliasAddress(a) => a.encode(out)?,
             Self::StorageDepositReturn {
                 return_address,
                 amount,
             } => {
-                return_address.encode(out);
+                return_address.encode(out)?;
                 out.extend_from_slice(&amount.to_le_bytes());
             }
             Self::Timelock(t) => out.extend_from_slice(&t.to_le_bytes()),
@@ -333,10 +335,11 @@ impl<'a> Codec<'a> for UnlockCondition<'a> {
                 return_address,
                 unix_time,
             } => {
-                return_address.encode(out);
+                return_address.encode(out)?;
                 out.extend_from_slice(&unix_time.to_le_bytes());
             }
         }
+        Ok(())
     }
 }
 
@@ -509,19 +512,20 @@ impl<'a> Codec<'a> for Feature<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         match self {
-            Self::Sender(a) | Self::Issuer(a) => a.encode(out),
+            Self::Sender(a) | Self::Issuer(a) => a.encode(out)?,
             Self::Metadata(b) => {
-                METADATA.put(b.len(), out);
+                METADATA.put(b.len(), out).at("data")?;
                 out.extend_from_slice(b.as_slice());
             }
             Self::Tag(b) => {
-                TAG.put(b.len(), out);
+                TAG.put(b.len(), out).at("tag")?;
                 out.extend_from_slice(b.as_slice());
             }
         }
+        Ok(())
     }
 }
 
@@ -583,8 +587,8 @@ fn read_list<'a, T: Codec<'a>>(
     crate::wire::read_list(r, &Len::new(Prefix::U8, 0, max), name)
 }
 
-fn put_u8_list<'a, T: Codec<'a>>(items: &[T], out: &mut Vec<u8>) {
-    write_list(&Len::new(Prefix::U8, 0, 255), items, out);
+fn put_u8_list<'a, T: Codec<'a>>(items: &[T], name: &'static str, out: &mut Vec<u8>) -> Result<()> {
+    write_list(&Len::new(Prefix::U8, 0, 255), items, name, out)
 }
 
 /// Checks count, order and the allowed set of a type-keyed list.
@@ -686,9 +690,10 @@ impl<'a> Codec<'a> for TreasuryOutput {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(Output::TREASURY);
         out.extend_from_slice(&self.amount.to_le_bytes());
+        Ok(())
     }
 }
 
@@ -1040,7 +1045,7 @@ impl<'a> Output<'a> {
     }
 
     /// Serialized length in bytes, computed from the parts without encoding
-    /// (equal to `self.to_bytes().len()`; no allocation).
+    /// (equal to `self.to_bytes().unwrap().len()`; no allocation).
     pub fn encoded_len(&self) -> usize {
         // Count prefix (u8) + elements, for the u8-counted lists.
         fn ucs(v: &[UnlockCondition<'_>]) -> usize {
@@ -1109,44 +1114,47 @@ impl<'a> Codec<'a> for Output<'a> {
         o
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         if let Self::Treasury(o) = self {
             out.extend_from_slice(&o.amount.to_le_bytes());
-            return;
+            return Ok(());
         }
         out.extend_from_slice(&self.amount().to_le_bytes());
-        write_list(&NATIVE_TOKENS, self.native_tokens(), out);
+        write_list(&NATIVE_TOKENS, self.native_tokens(), "nativeTokens", out)?;
         match self {
             Self::Treasury(_) => {}
             Self::Basic(o) => {
-                put_u8_list(&o.unlock_conditions, out);
-                put_u8_list(&o.features, out);
+                put_u8_list(&o.unlock_conditions, "unlockConditions", out)?;
+                put_u8_list(&o.features, "features", out)?;
             }
             Self::Alias(o) => {
                 out.extend_from_slice(o.alias_id.as_array());
                 out.extend_from_slice(&o.state_index.to_le_bytes());
-                STATE_METADATA.put(o.state_metadata.len(), out);
+                STATE_METADATA
+                    .put(o.state_metadata.len(), out)
+                    .at("stateMetadata")?;
                 out.extend_from_slice(o.state_metadata.as_slice());
                 out.extend_from_slice(&o.foundry_counter.to_le_bytes());
-                put_u8_list(&o.unlock_conditions, out);
-                put_u8_list(&o.features, out);
-                put_u8_list(&o.immutable_features, out);
+                put_u8_list(&o.unlock_conditions, "unlockConditions", out)?;
+                put_u8_list(&o.features, "features", out)?;
+                put_u8_list(&o.immutable_features, "immutableFeatures", out)?;
             }
             Self::Foundry(o) => {
                 out.extend_from_slice(&o.serial_number.to_le_bytes());
-                o.token_scheme.encode(out);
-                put_u8_list(&o.unlock_conditions, out);
-                put_u8_list(&o.features, out);
-                put_u8_list(&o.immutable_features, out);
+                o.token_scheme.encode(out)?;
+                put_u8_list(&o.unlock_conditions, "unlockConditions", out)?;
+                put_u8_list(&o.features, "features", out)?;
+                put_u8_list(&o.immutable_features, "immutableFeatures", out)?;
             }
             Self::Nft(o) => {
                 out.extend_from_slice(o.nft_id.as_array());
-                put_u8_list(&o.unlock_conditions, out);
-                put_u8_list(&o.features, out);
-                put_u8_list(&o.immutable_features, out);
+                put_u8_list(&o.unlock_conditions, "unlockConditions", out)?;
+                put_u8_list(&o.features, "features", out)?;
+                put_u8_list(&o.immutable_features, "immutableFeatures", out)?;
             }
         }
+        Ok(())
     }
 }
 
@@ -1275,9 +1283,9 @@ mod tests {
     #[test]
     fn encoded_len_equals_the_encoding_length() {
         for o in samples() {
-            assert_eq!(o.encoded_len(), o.to_bytes().len(), "{o:?}");
+            assert_eq!(o.encoded_len(), o.to_bytes().unwrap().len(), "{o:?}");
             for uc in o.unlock_conditions() {
-                assert_eq!(uc.encoded_len(), uc.to_bytes().len(), "{uc:?}");
+                assert_eq!(uc.encoded_len(), uc.to_bytes().unwrap().len(), "{uc:?}");
             }
         }
         let fs = [
@@ -1287,7 +1295,7 @@ mod tests {
             Feature::Tag(Bytes::from(vec![0; 1])),
         ];
         for f in fs {
-            assert_eq!(f.encoded_len(), f.to_bytes().len(), "{f:?}");
+            assert_eq!(f.encoded_len(), f.to_bytes().unwrap().len(), "{f:?}");
         }
     }
 }

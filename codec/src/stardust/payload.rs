@@ -70,11 +70,12 @@ impl<'a> TaggedData<'a> {
         })
     }
 
-    fn encode_body(&self, out: &mut Vec<u8>) {
-        TAGGED_DATA_TAG.put(self.tag.len(), out);
+    fn encode_body(&self, out: &mut Vec<u8>) -> Result<()> {
+        TAGGED_DATA_TAG.put(self.tag.len(), out).at("tag")?;
         out.extend_from_slice(self.tag.as_slice());
-        TAGGED_DATA_DATA.put(self.data.len(), out);
+        TAGGED_DATA_DATA.put(self.data.len(), out).at("data")?;
         out.extend_from_slice(self.data.as_slice());
+        Ok(())
     }
 }
 
@@ -84,9 +85,10 @@ impl<'a> Codec<'a> for TaggedData<'a> {
         Self::read_body(r)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&Self::KIND.to_le_bytes());
-        self.encode_body(out);
+        self.encode_body(out)?;
+        Ok(())
     }
 }
 
@@ -144,8 +146,11 @@ impl<'a> Essence<'a> {
     }
 
     /// The signing message: BLAKE2b-256 of the serialized essence.
-    pub fn signing_hash(&self) -> [u8; 32] {
-        blake2b256(&self.to_bytes())
+    ///
+    /// # Errors
+    /// As [`Codec::encode`]: an essence with no wire form cannot be signed.
+    pub fn signing_hash(&self) -> Result<[u8; 32]> {
+        Ok(blake2b256(&self.to_bytes()?))
     }
 
     fn check_inputs(inputs: &[UtxoInput]) -> Result<()> {
@@ -327,19 +332,20 @@ impl<'a> Codec<'a> for Essence<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(Self::KIND);
         out.extend_from_slice(&self.network_id.to_le_bytes());
-        INPUTS.put(self.inputs.len(), out);
+        INPUTS.put(self.inputs.len(), out).at("inputs")?;
         for i in self.inputs.iter() {
             out.extend_from_slice(i.as_bytes());
         }
         out.extend_from_slice(self.inputs_commitment.as_array());
-        OUTPUTS.put(self.outputs.len(), out);
-        for o in &self.outputs {
-            o.encode(out);
+        OUTPUTS.put(self.outputs.len(), out).at("outputs")?;
+        for (i, o) in self.outputs.iter().enumerate() {
+            o.encode(out).at_index("outputs", i)?;
         }
-        write_optional(self.payload.as_ref(), out, |p, out| p.encode(out));
+        write_optional(self.payload.as_ref(), out, |p, out| p.encode(out)).at("payload")?;
+        Ok(())
     }
 }
 
@@ -369,20 +375,26 @@ impl<'a> Transaction<'a> {
     }
 
     /// Transaction id: BLAKE2b-256 of the whole payload (with type and unlocks).
-    pub fn id(&self) -> [u8; 32] {
-        blake2b256(&self.to_bytes())
+    ///
+    /// # Errors
+    /// As [`Codec::encode`].
+    pub fn id(&self) -> Result<[u8; 32]> {
+        Ok(blake2b256(&self.to_bytes()?))
     }
 
     /// Output ids of the created outputs.
-    pub fn output_ids(&self) -> Vec<super::OutputId> {
-        let id = self.id();
-        (0u16..)
+    ///
+    /// # Errors
+    /// As [`Transaction::id`].
+    pub fn output_ids(&self) -> Result<Vec<super::OutputId>> {
+        let id = self.id()?;
+        Ok((0u16..)
             .zip(&self.essence.outputs)
             .map(|(i, _)| super::OutputId {
                 transaction_id: id,
                 index: i,
             })
-            .collect()
+            .collect())
     }
 
     fn read_body(r: &mut Reader<'a>) -> Result<Self> {
@@ -404,12 +416,13 @@ impl<'a> Transaction<'a> {
         Ok(Self { essence, unlocks })
     }
 
-    fn encode_body(&self, out: &mut Vec<u8>) {
-        self.essence.encode(out);
-        UNLOCKS.put(self.unlocks.len(), out);
+    fn encode_body(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.essence.encode(out).at("essence")?;
+        UNLOCKS.put(self.unlocks.len(), out).at("unlocks")?;
         for u in &self.unlocks {
-            u.encode(out);
+            u.encode(out)?;
         }
+        Ok(())
     }
 }
 
@@ -419,9 +432,10 @@ impl<'a> Codec<'a> for Transaction<'a> {
         Self::read_body(r)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&Self::KIND.to_le_bytes());
-        self.encode_body(out);
+        self.encode_body(out)?;
+        Ok(())
     }
 }
 
@@ -459,10 +473,11 @@ impl<'a> Codec<'a> for TreasuryTransaction<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&Self::KIND.to_le_bytes());
-        self.input.encode(out);
-        self.output.encode(out);
+        self.input.encode(out)?;
+        self.output.encode(out)?;
+        Ok(())
     }
 }
 
@@ -507,12 +522,13 @@ impl<'a> Codec<'a> for Payload<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         match self {
-            Self::TaggedData(p) => p.encode(out),
-            Self::Transaction(p) => p.encode(out),
-            Self::Milestone(p) => p.encode(out),
+            Self::TaggedData(p) => p.encode(out)?,
+            Self::Transaction(p) => p.encode(out)?,
+            Self::Milestone(p) => p.encode(out)?,
         }
+        Ok(())
     }
 }
 

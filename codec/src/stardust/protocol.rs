@@ -51,10 +51,11 @@ impl<'a> Codec<'a> for RentStructure {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(&self.v_byte_cost.to_le_bytes());
         out.push(self.v_byte_factor_data);
         out.push(self.v_byte_factor_key);
+        Ok(())
     }
 }
 
@@ -124,19 +125,20 @@ impl<'a> Codec<'a> for ProtocolParameters {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.version);
         let name = self.network_name.as_bytes();
         let name = name.get(..name.len().min(255)).unwrap_or_default();
-        NAME.put(name.len(), out);
+        NAME.put(name.len(), out)?;
         out.extend_from_slice(name);
         let hrp = self.bech32_hrp.as_bytes();
         let hrp = hrp.get(..hrp.len().min(255)).unwrap_or_default();
-        NAME.put(hrp.len(), out);
+        NAME.put(hrp.len(), out)?;
         out.extend_from_slice(hrp);
         out.extend_from_slice(&self.min_pow_score.to_le_bytes());
         out.push(self.below_max_depth);
-        self.rent_structure.encode(out);
+        self.rent_structure.encode(out)?;
         out.extend_from_slice(&self.token_supply.to_le_bytes());
+        Ok(())
     }
 }

@@ -81,8 +81,9 @@ impl<'a> Codec<'a> for Cow<'a, Ed25519Signature> {
         Ed25519Signature::read_view(r).map(Cow::Borrowed)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(self.as_bytes());
+        Ok(())
     }
 }
 
@@ -240,7 +241,7 @@ impl<'a> Codec<'a> for Unlock<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         out.push(self.kind());
         match self {
             Self::Signature(s) => out.extend_from_slice(s.as_bytes()),
@@ -248,6 +249,7 @@ impl<'a> Codec<'a> for Unlock<'a> {
                 out.extend_from_slice(&n.to_le_bytes())
             }
         }
+        Ok(())
     }
 }
 

@@ -81,6 +81,8 @@ impl Engine {
                 "pending milestone block without milestone".into(),
             ));
         };
+        // Before anything changes: a milestone without an id is refused whole.
+        let milestone_id = m.id()?;
         let mut conf = match precomputed {
             Some(c) => c,
             None => self.white_flag(&m.parents, m.timestamp)?,
@@ -117,7 +119,7 @@ impl Engine {
         let info = MilestoneInfo {
             index: m.index,
             timestamp: m.timestamp,
-            milestone_id: m.id(),
+            milestone_id,
             block_id,
         };
         st.milestone_ids.insert(info.milestone_id, info.index);

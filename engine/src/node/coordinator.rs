@@ -77,7 +77,7 @@ impl Engine {
             options: Vec::new(),
             signatures: Vec::new().into(),
         };
-        let id = milestone.id();
+        let id = milestone.id()?;
         milestone.signatures = vec![Ed25519Signature::new(key.public_key(), key.sign(&id))].into();
         let block = Block {
             protocol_version: PROTOCOL_VERSION,
@@ -85,7 +85,7 @@ impl Engine {
             payload: Some(Payload::Milestone(milestone)),
             nonce: 0,
         };
-        let bytes = block.to_bytes();
+        let bytes = block.to_bytes()?;
         let block_id = Block::id_of(&bytes);
         if let Some(mark) = &self.issued_mark {
             if let Some(issued) = mark.read()?.filter(|&i| i >= index) {
@@ -138,10 +138,10 @@ impl Engine {
                 payload: None,
                 nonce: 0,
             };
-            let bytes = block.to_bytes();
+            let bytes = block.to_bytes()?;
             let body = bytes.get(..bytes.len() - 8).unwrap_or_default();
             block.nonce = self.mine(body, &cancel).unwrap_or(0);
-            let bytes = block.to_bytes();
+            let bytes = block.to_bytes()?;
             let id = Block::id_of(&bytes);
             let (appended, _durable) = self.log.append_nowait(&LogId::V2(id), &bytes)?;
             written.push((id, block, appended.location.to_u64()));

@@ -158,7 +158,7 @@ impl Engine {
             Some(Payload::Milestone(m)) => Some(MilestoneInfo {
                 index,
                 timestamp: m.timestamp,
-                milestone_id: m.id(),
+                milestone_id: m.id().ok()?,
                 block_id,
             }),
             _ => confirmed,

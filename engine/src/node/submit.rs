@@ -236,7 +236,9 @@ impl Engine {
         if m.parents[..] != block.parents[..] {
             return invalid("milestone parents differ from the block's parents".into());
         }
-        let id = m.id();
+        let id = m
+            .id()
+            .map_err(|e| SubmitError::Invalid(format!("milestone: {e}")))?;
         let mut valid = 0usize;
         for s in m.signatures.iter() {
             if !self.coordinator_keys.contains(&s.public_key) {

@@ -36,7 +36,10 @@ fn milestone_response(
         )));
     };
     match v2_binary(accept.0) {
-        Some(media) => Ok(binary(media, payload.to_bytes())),
+        Some(media) => Ok(binary(
+            media,
+            payload.to_bytes().map_err(ApiError::internal)?,
+        )),
         None => json_response(&payload),
     }
 }

@@ -110,7 +110,9 @@ fn block_bytes(body: &RawBody) -> Result<Vec<u8>, ApiError> {
             })?;
             let block = nova::Block::from_json(text)
                 .map_err(|e| ApiError::bad_request(format!("invalid block: {e}")))?;
-            Ok(block.to_bytes())
+            block
+                .to_bytes()
+                .map_err(|e| ApiError::bad_request(format!("invalid block: {e}")))
         }
     }
 }

@@ -78,7 +78,7 @@ pub fn dev_key_spend(
     outputs: Vec<Value>,
     network: &str,
 ) -> Transaction<'static> {
-    let commitment = inputs_commitment([spent]);
+    let commitment = inputs_commitment([spent]).unwrap();
     let essence: Essence<'static> = serde_json::from_value(json!({
         "type": 1,
         "networkId": network_id(network).to_string(),
@@ -88,7 +88,7 @@ pub fn dev_key_spend(
     }))
     .expect("essence JSON");
     let key = dev_genesis_key();
-    let signature = key.sign(&essence.signing_hash());
+    let signature = key.sign(&essence.signing_hash().unwrap());
     let tx = json!({
         "type": 6,
         "essence": essence,
@@ -106,7 +106,7 @@ pub fn dev_key_spend(
 
 /// The transaction id of a transaction payload.
 pub fn transaction_id(tx: &Transaction<'_>) -> [u8; 32] {
-    tx.id()
+    tx.id().unwrap()
 }
 
 /// Block bytes with these parents, payload and nonce.
@@ -118,6 +118,7 @@ pub fn block_bytes(parents: &[[u8; 32]], payload: Option<Payload<'static>>, nonc
         nonce,
     }
     .to_bytes()
+    .unwrap()
 }
 
 /// Parses `{"tips":[…]}` into ids.
