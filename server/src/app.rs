@@ -45,8 +45,6 @@ pub struct Shared {
     pub access: Arc<AccessControl>,
     /// Largest accepted request body in bytes (413 above).
     pub body_limit: usize,
-    /// The ledger engine (None only in tests of the HTTP layer alone: its routes answer 503).
-    pub engine: Option<Arc<Engine>>,
     /// v3 protocol parameters for `POST /api/core/v3/blocks`.
     pub v3_params: Option<Arc<nova::ProtocolParameters>>,
     /// Whether the node fills in missing nonces (PoW) on submit.
@@ -94,7 +92,6 @@ impl AppState {
             node,
             access: Arc::new(access),
             body_limit: DEFAULT_BODY_LIMIT,
-            engine: None,
             v3_params: None,
             pow: true,
             rates: Arc::default(),
@@ -115,12 +112,6 @@ impl AppState {
         self
     }
 
-    /// The same state with the ledger engine behind it.
-    pub fn with_engine(mut self, engine: Arc<Engine>) -> Self {
-        self.shared().engine = Some(engine);
-        self
-    }
-
     /// The same state with v3 protocol parameters.
     pub fn with_v3_params(mut self, params: nova::ProtocolParameters) -> Self {
         self.shared().v3_params = Some(Arc::new(params));
@@ -133,13 +124,13 @@ impl AppState {
         self
     }
 
-    /// The engine, or 503 when this server runs without one.
+    /// The node's engine, or 503 when the node has none.
     ///
     /// # Errors
     /// [`ApiError::ServiceUnavailable`] without an engine.
     pub fn engine(&self) -> Result<&Arc<Engine>, ApiError> {
-        self.engine
-            .as_ref()
+        self.node
+            .engine()
             .ok_or_else(|| ApiError::unavailable("the ledger is not available on this node"))
     }
 

@@ -1,7 +1,12 @@
 //! The seam between the REST layer and the node behind it.
 //!
-//! Handlers only see [`NodeApi`] (through [`crate::app::AppState::node`]); the ledger engine
-//! implements it, and [`StubNode`] stands in for it where no ledger is needed.
+//! Handlers only see [`NodeApi`] (through [`crate::app::AppState::node`]): the ledger engine
+//! and peering behind it ([`EngineNode`]), or [`StubNode`] where no ledger is needed. The
+//! engine is reached through this seam only ([`crate::app::AppState::engine`]).
+
+use std::sync::Arc;
+
+use ledger_engine::Engine;
 
 use crate::p2p::P2p;
 use crate::routes::peers::Peer;
@@ -16,6 +21,12 @@ pub trait NodeApi: Send + Sync + 'static {
     /// Whether the node is healthy (`GET /health`, `info.status.isHealthy`). A dev node that
     /// runs its own coordinator is healthy without peers.
     fn is_healthy(&self) -> bool;
+
+    /// The ledger engine, unless this is a node without a ledger (tests of the HTTP layer
+    /// alone, whose ledger routes answer 503).
+    fn engine(&self) -> Option<&Arc<Engine>> {
+        None
+    }
 
     /// The peering service, unless peering is off.
     fn p2p(&self) -> Option<&P2p> {
@@ -51,7 +62,7 @@ impl NodeApi for StubNode {
 #[derive(Debug, Clone)]
 pub struct EngineNode {
     /// The engine.
-    pub engine: std::sync::Arc<ledger_engine::Engine>,
+    pub engine: Arc<Engine>,
     /// Peering (`None` with `--no-p2p`).
     pub p2p: Option<P2p>,
 }
@@ -73,6 +84,10 @@ impl NodeApi for EngineNode {
             .is_some_and(|m| now.saturating_sub(u64::from(m.timestamp)) < 300);
         let peered = self.p2p.as_ref().is_none_or(|p| p.connected_peers() > 0);
         recent && peered && self.engine.sync_state().is_synced()
+    }
+
+    fn engine(&self) -> Option<&Arc<Engine>> {
+        Some(&self.engine)
     }
 
     fn p2p(&self) -> Option<&P2p> {

@@ -200,7 +200,6 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
             metrics: metrics_listener,
         },
         node,
-        Some(engine),
         Some(v3),
         shutdown_signal(),
     )
@@ -229,7 +228,7 @@ pub async fn run_with(
         api: bind(config).await?,
         metrics: None,
     };
-    run_with_state(config, listeners, node, None, None, shutdown).await
+    run_with_state(config, listeners, node, None, shutdown).await
 }
 
 /// The bound sockets of a node: the API, and the metrics endpoint unless turned off.
@@ -243,7 +242,6 @@ async fn run_with_state(
     config: &NodeConfig,
     listeners: Listeners,
     node: Arc<dyn NodeApi>,
-    engine: Option<Arc<Engine>>,
     v3: Option<nova::ProtocolParameters>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
@@ -258,11 +256,8 @@ async fn run_with_state(
         .with_body_budget(config.http_body_timeout, config.http_max_buffered_body)
         .with_max_pending_submits(config.api_max_pending_submits)
         .with_pow(config.pow);
-    let engine_for_metrics = engine.clone();
-    if let Some(engine) = engine {
-        state = state
-            .with_rates(BlockRates::spawn(&engine))
-            .with_engine(engine);
+    if let Some(engine) = node.engine() {
+        state = state.with_rates(BlockRates::spawn(engine));
     }
     if let Some(v3) = v3 {
         state = state.with_v3_params(v3);
@@ -274,8 +269,8 @@ async fn run_with_state(
         max_connections: config.http_max_connections,
     };
     // The metrics line comes before the API's: readers of stdout stop at the API line.
-    let metrics = match (listeners.metrics, engine_for_metrics) {
-        (Some(listener), Some(engine)) => Some(spawn_metrics(listener, &state, &engine, limits)?),
+    let metrics = match (listeners.metrics, node.engine()) {
+        (Some(listener), Some(engine)) => Some(spawn_metrics(listener, &state, engine, limits)?),
         _ => None,
     };
     let addr = listeners.api.local_addr()?;

@@ -101,7 +101,7 @@ impl Collector for NodeCollector {
             "The amount of completed REST API PoW requests.",
             state.pow_pool.completed(),
         )?;
-        let Some(engine) = &state.engine else {
+        let Some(engine) = state.node.engine() else {
             return Ok(());
         };
         // Latest: the highest milestone known, also one still waiting for its cone.

@@ -42,7 +42,7 @@ pub struct RoutesResponse {
 /// `GET /api/routes`: `{"routes":["core/v2",...]}`, without `indexer/v1` when the indexer is
 /// turned off.
 pub async fn routes(State(state): State<AppState>) -> Json<RoutesResponse> {
-    let indexer = state.engine.as_ref().is_some_and(|e| e.has_indexer());
+    let indexer = state.node.engine().is_some_and(|e| e.has_indexer());
     Json(RoutesResponse {
         routes: ROUTE_GROUPS
             .iter()
