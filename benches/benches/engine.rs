@@ -14,8 +14,8 @@ use ledger_codec::stardust::{
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
-use ledger_engine::log::Durability;
-use ledger_engine::richlist::RichList;
+use ledger_engine::internals::richlist::RichList;
+use ledger_engine::Durability;
 use ledger_engine::{Engine, EngineConfig, Genesis};
 
 const TXS: usize = 10_000;
@@ -39,8 +39,7 @@ fn genesis(keys: &[SigningKey]) -> Genesis {
             })
         })
         .collect();
-    let mut g: serde_json::Value =
-        serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(ledger_engine::DEV_GENESIS_JSON).unwrap();
     g["outputs"] = serde_json::Value::Array(outputs);
     Genesis::from_json(&g.to_string()).unwrap()
 }

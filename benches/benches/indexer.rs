@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use ledger_engine::indexer::{Filter, IndexEntry, Indexer, OutputKind, Query};
+use ledger_engine::internals::indexer::{Filter, IndexEntry, Indexer, OutputKind, Query};
 
 /// The system allocator, counting live heap bytes.
 struct Counting;

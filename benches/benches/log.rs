@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ledger_engine::log::{Durability, Log, LogConfig};
+use ledger_engine::internals::log::{Durability, Log, LogConfig};
 use rand::{Rng, SeedableRng};
 
 /// Random block bodies of 150..650 bytes (a typical v2 block is a few hundred bytes).

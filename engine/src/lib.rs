@@ -1,40 +1,74 @@
-//! The node's state: block log, tangle, ledger, rich list, coordinator.
+//! The node's state behind one facade: [`Engine`] (open, submit, confirm, query), its
+//! [`EngineConfig`], and the view and error types it answers with, all at this root.
 //!
-//! - [`log`]: the durable, memory-mapped, append-only block log.
-//! - [`tangle`]: block metadata, solidification, tips, the white-flag cone walk.
-//! - [`utxo`]: the columnar UTXO ledger with per-milestone diffs.
-//! - [`semantic`]: TIP-20 semantic validation of one transaction.
-//! - [`whiteflag`]: milestone confirmation (TIP-2) and Merkle roots.
-//! - [`richlist`]: incremental per-address balances, top-N at any kept index.
-//! - [`indexer`]: TIP-26 output indexes (by kind, address and chain id), kept incrementally.
-//! - [`node`]: the [`Engine`] facade the server talks to, and the dev coordinator.
-//! - [`timing`]: the hook through which an exporter observes confirmation and fsync times.
+//! The components behind it are private modules:
+//! - `log`: the durable, memory-mapped, append-only block log;
+//! - `tangle`: block metadata, solidification, tips, the white-flag cone walk;
+//! - `utxo`: the columnar UTXO ledger with per-milestone diffs;
+//! - `semantic`: TIP-20 semantic validation of one transaction;
+//! - `whiteflag`: milestone confirmation (TIP-2) and Merkle roots;
+//! - `richlist`: incremental per-address balances, top-N at any kept index;
+//! - `indexer`: TIP-26 output indexes (by kind, address and chain id), kept incrementally;
+//! - `node`: the [`Engine`] itself and the dev coordinator;
+//! - `timing`: the hook through which an exporter observes confirmation and fsync times.
+//!
+//! The components are also reachable under [`internals`], hidden from the documentation,
+//! for this crate's own integration tests, the benchmarks and the fuzz targets, which test
+//! them one by one. They are not the engine's API: the server uses only this root
+//! (`server/tests/layering.rs` fails otherwise).
 
 #![deny(missing_docs, unreachable_pub)]
 
-pub mod error;
-pub mod genesis;
-pub mod indexer;
-pub mod log;
-pub mod node;
-pub mod richlist;
-pub mod semantic;
-pub mod sharded;
-pub mod tangle;
-pub mod timing;
-pub mod utxo;
-pub mod watermark;
-pub mod whiteflag;
+mod error;
+mod genesis;
+mod indexer;
+mod log;
+mod node;
+mod richlist;
+mod semantic;
+mod sharded;
+mod tangle;
+mod timing;
+mod utxo;
+mod watermark;
+mod whiteflag;
+
+/// The components behind [`Engine`], one module each, for the engine's own integration
+/// tests, the benchmarks and the fuzz targets. Not the engine's API.
+#[doc(hidden)]
+pub mod internals {
+    /// One module of `internals` per private component, re-exporting its public items.
+    macro_rules! expose {
+        ($($module:ident: $what:literal),* $(,)?) => {$(
+            #[doc = $what]
+            pub mod $module {
+                pub use crate::$module::*;
+            }
+        )*};
+    }
+    expose!(
+        log: "The block log.",
+        tangle: "The tangle.",
+        utxo: "The UTXO ledger.",
+        semantic: "Semantic validation.",
+        whiteflag: "White-flag confirmation.",
+        richlist: "The rich list.",
+        indexer: "The indexer.",
+        sharded: "Sharded maps.",
+        watermark: "Watermark files.",
+    );
+}
 
 pub use error::{EngineError, SubmitError};
-pub use genesis::Genesis;
+pub use genesis::{Genesis, DEV_GENESIS_JSON};
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
-pub use log::{salvage, LogError, SalvageReport};
+pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
-    payload_kind, BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneInfo,
-    OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
-    V3Submitted,
+    payload_kind, BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneDiff,
+    MilestoneInfo, OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft,
+    V2Fields, V3Submitted,
 };
 pub use richlist::RichListError;
+pub use semantic::ConflictReason;
 pub use tangle::{BlockId, Inclusion, TipScore, TipScoring};
 pub use timing::TimingObserver;

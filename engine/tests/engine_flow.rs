@@ -7,8 +7,8 @@ use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{Address, Block, Output, Payload, TaggedData};
 use ledger_codec::types::{Bytes, Hash32};
 use ledger_codec::Codec;
-use ledger_engine::log::Durability;
-use ledger_engine::tangle::Inclusion;
+use ledger_engine::Durability;
+use ledger_engine::Inclusion;
 use ledger_engine::{Engine, EngineConfig, Genesis, SubmitError};
 use ledger_test_support::blocks;
 
@@ -19,7 +19,7 @@ fn key() -> SigningKey {
 }
 
 fn genesis_for(key: &SigningKey) -> Genesis {
-    let text = ledger_engine::genesis::DEV_GENESIS_JSON.replace(
+    let text = ledger_engine::DEV_GENESIS_JSON.replace(
         "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
         &format!("0x{}", hex::encode(key.address())),
     );

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{Address, Output};
 use ledger_codec::types::Hash32;
-use ledger_engine::log::{BlockId as LogId, Durability};
-use ledger_engine::tangle::BlockId;
+use ledger_engine::internals::log::{BlockId as LogId, Durability};
+use ledger_engine::BlockId;
 use ledger_engine::{BroadcastHook, Engine, EngineConfig, Genesis, SubmitError};
 use ledger_test_support::blocks;
 
@@ -20,7 +20,7 @@ fn key() -> SigningKey {
 }
 
 fn genesis() -> Genesis {
-    let text = ledger_engine::genesis::DEV_GENESIS_JSON.replace(
+    let text = ledger_engine::DEV_GENESIS_JSON.replace(
         "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
         &format!("0x{}", hex::encode(key().address())),
     );
@@ -96,7 +96,7 @@ fn history(dir: &std::path::Path, milestones: u32) -> Arc<Engine> {
 
 fn blocks_of(engine: &Engine) -> Vec<Vec<u8>> {
     engine
-        .log()
+        .internal_log()
         .iter()
         .filter(|r| matches!(r.id(), LogId::V2(_)))
         .map(|r| r.bytes().to_vec())
@@ -223,7 +223,7 @@ fn the_broadcast_hook_hears_each_block_once_when_it_becomes_solid() {
     for bytes in &blocks[2..] {
         b.submit_gossip(bytes).unwrap();
     }
-    b.log().sync().unwrap();
+    b.internal_log().sync().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while heard.0.lock().unwrap().len() < blocks.len() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));

@@ -3,7 +3,7 @@
 //! walked page by page with its cursors, returns exactly the model's matching unspent outputs
 //! in (booking time, output id) order.
 
-use ledger_engine::indexer::{ChainId, Filter, IndexEntry, Indexer, OutputKind, Query};
+use ledger_engine::internals::indexer::{ChainId, Filter, IndexEntry, Indexer, OutputKind, Query};
 use proptest::prelude::*;
 
 type Id = [u8; 34];

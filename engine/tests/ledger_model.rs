@@ -13,8 +13,8 @@ use ledger_codec::stardust::{
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
-use ledger_engine::log::Durability;
-use ledger_engine::tangle::Inclusion;
+use ledger_engine::Durability;
+use ledger_engine::Inclusion;
 use ledger_engine::{Engine, EngineConfig, Genesis};
 
 const OWNERS: usize = 4;
@@ -67,8 +67,7 @@ fn genesis(keys: &[SigningKey]) -> Genesis {
             serde_json::json!({ "outputId": format!("0x{}", hex::encode(id)), "output": basic(START, k.address()) })
         })
         .collect();
-    let mut g: serde_json::Value =
-        serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(ledger_engine::DEV_GENESIS_JSON).unwrap();
     g["outputs"] = serde_json::Value::Array(outputs);
     Genesis::from_json(&g.to_string()).unwrap()
 }

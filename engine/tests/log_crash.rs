@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use ledger_codec::hash::blake2b256;
-use ledger_engine::log::{BlockId, Durability, Log, LogConfig};
+use ledger_engine::internals::log::{BlockId, Durability, Log, LogConfig};
 use rand::{Rng, SeedableRng};
 
 const CHILD_DIR: &str = "LOG_CRASH_CHILD_DIR";

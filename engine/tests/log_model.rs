@@ -3,7 +3,7 @@
 //! their ids, locations and bytes) equals the state before.
 
 use ledger_codec::hash::blake2b256;
-use ledger_engine::log::{BlockId, Durability, Location, Log, LogConfig};
+use ledger_engine::internals::log::{BlockId, Durability, Location, Log, LogConfig};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]

@@ -13,7 +13,7 @@ use ledger_codec::stardust::{
 };
 use ledger_codec::types::{Bytes, Fixed, Hash32, U256};
 use ledger_codec::Codec;
-use ledger_engine::semantic::{
+use ledger_engine::internals::semantic::{
     signature_checks, validate_transaction, verify_signatures_sequential, ConflictReason, Context,
 };
 

@@ -15,7 +15,7 @@ use ledger_codec::stardust::{
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
-use ledger_engine::semantic::{
+use ledger_engine::internals::semantic::{
     signature_checks, validate_transaction, verify_signatures_sequential, ConflictReason, Context,
 };
 

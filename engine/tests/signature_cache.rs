@@ -11,10 +11,10 @@ use ledger_codec::stardust::{
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
-use ledger_engine::log::Durability;
-use ledger_engine::semantic::ConflictReason;
-use ledger_engine::tangle::Inclusion;
-use ledger_engine::whiteflag::ARRIVAL_BATCH;
+use ledger_engine::internals::whiteflag::ARRIVAL_BATCH;
+use ledger_engine::ConflictReason;
+use ledger_engine::Durability;
+use ledger_engine::Inclusion;
 use ledger_engine::{Engine, EngineConfig, Genesis};
 
 const SUPPLY: u64 = 1_813_620_509_061_365;
@@ -27,7 +27,7 @@ fn open(dir: &std::path::Path) -> Arc<Engine> {
     // Both nodes share the coordinator key, so one accepts the other's milestone.
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("coordinator.key"), hex::encode([9u8; 32])).unwrap();
-    let text = ledger_engine::genesis::DEV_GENESIS_JSON.replace(
+    let text = ledger_engine::DEV_GENESIS_JSON.replace(
         "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
         &format!("0x{}", hex::encode(key().address())),
     );

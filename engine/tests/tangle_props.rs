@@ -7,7 +7,9 @@
 
 use std::collections::HashSet;
 
-use ledger_engine::tangle::{AttachError, BlockId, Inclusion, Tangle, TipScore, TipScoring};
+use ledger_engine::internals::tangle::{
+    AttachError, BlockId, Inclusion, Tangle, TipScore, TipScoring,
+};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 

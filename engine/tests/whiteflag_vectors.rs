@@ -11,13 +11,13 @@
 use ledger_test_support as common;
 
 use ledger_codec::{stardust::Block, Codec};
-use ledger_engine::{
+use ledger_engine::internals::{
     log::{Log, LogConfig},
     tangle::{Tangle, TipScoring},
     utxo::Ledger,
     whiteflag::{self, Confirmation},
-    Genesis,
 };
+use ledger_engine::Genesis;
 
 type Id = [u8; 32];
 

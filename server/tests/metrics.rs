@@ -151,7 +151,7 @@ fn hornets_families_are_exposed_and_follow_the_node() {
 fn node_pow_is_counted() {
     let dir = tempfile::tempdir().expect("dir");
     let mut genesis: Value =
-        serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).expect("genesis JSON");
+        serde_json::from_str(ledger_engine::DEV_GENESIS_JSON).expect("genesis JSON");
     genesis["protocolParameters"]["minPowScore"] = json!(100);
     let path = dir.path().join("genesis.json");
     std::fs::write(&path, genesis.to_string()).expect("write genesis");

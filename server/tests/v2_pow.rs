@@ -19,7 +19,7 @@ const MIN_POW_SCORE: u32 = 1500;
 /// The dev genesis with `minPowScore` 1500, written to a temp dir.
 fn genesis_file(dir: &tempfile::TempDir) -> String {
     let mut genesis: Value =
-        serde_json::from_str(ledger_engine::genesis::DEV_GENESIS_JSON).expect("genesis JSON");
+        serde_json::from_str(ledger_engine::DEV_GENESIS_JSON).expect("genesis JSON");
     genesis["protocolParameters"]["minPowScore"] = json!(MIN_POW_SCORE);
     let path = dir.path().join("genesis.json");
     std::fs::write(&path, genesis.to_string()).expect("write genesis");

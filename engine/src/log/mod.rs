@@ -7,8 +7,8 @@
 //! [`Durability`] risks are specified in `engine/FORMAT.md`.
 //!
 //! ```no_run
-//! # fn main() -> Result<(), ledger_engine::log::LogError> {
-//! use ledger_engine::log::{Log, LogConfig};
+//! # fn main() -> Result<(), ledger_engine::LogError> {
+//! use ledger_engine::internals::log::{Log, LogConfig};
 //! let log = Log::open("data/log", LogConfig::default())?;
 //! let appended = log.append_v2(b"block bytes")?;
 //! let record = log.read(appended.location).expect("just appended");

@@ -24,7 +24,7 @@ use ledger_codec::Codec;
 use crate::error::{EngineError, SubmitError};
 use crate::genesis::Genesis;
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
-use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig};
+use crate::log::{BlockId as LogId, Durability, Durable, Log, LogConfig, LogStats};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, Inclusion, Tangle, TipScore, TipScoring};
 use crate::timing::TimingObserver;
@@ -249,9 +249,16 @@ impl Engine {
         &self.genesis
     }
 
-    /// The block log.
-    pub fn log(&self) -> &Log {
+    /// The block log itself, for the engine's own integration tests (like
+    /// [`crate::internals`], not the engine's API).
+    #[doc(hidden)]
+    pub fn internal_log(&self) -> &Log {
         &self.log
+    }
+
+    /// Sizes of the block log (records, segments, bytes used).
+    pub fn log_stats(&self) -> LogStats {
+        self.log.stats()
     }
 
     /// True when this node runs its own coordinator.
@@ -455,11 +462,6 @@ impl Engine {
                 .collect()
         };
         Some((ids(&d.created), ids(&d.consumed)))
-    }
-
-    /// Location of a block's record (for zero-copy readers).
-    pub fn block_location(&self, id: &BlockId) -> Option<Location> {
-        self.log.get(&LogId::V2(*id)).map(|r| r.location())
     }
 
     /// Every block's inclusion state (for tests and tools).

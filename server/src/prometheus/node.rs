@@ -126,7 +126,7 @@ impl Collector for NodeCollector {
             &mut encoder,
             "iota_database_tangle_size_bytes",
             "Database sizes in bytes: the block log's records in its segment files.",
-            engine.log().stats().used_bytes,
+            engine.log_stats().used_bytes,
         )?;
         gauge(
             &mut encoder,
