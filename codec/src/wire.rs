@@ -2,7 +2,8 @@
 //!
 //! Every wire type implements [`Codec`] once: `read` borrows from the input
 //! (no byte is copied; fixed-size parts are zerocopy views) and `encode`
-//! appends the exact bytes. nom does the primitive parsing inside the reader;
+//! appends the exact bytes, or refuses a value that has none (a list or byte
+//! string longer than its prefix can count): nothing is ever truncated. nom does the primitive parsing inside the reader;
 //! its error type never leaves this module.
 
 use std::borrow::Cow;
