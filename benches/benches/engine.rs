@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, Transaction,
-    Unlock, UtxoInput,
+    inputs_commitment, Block, Ed25519Signature, Essence, Payload, Transaction, Unlock, UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -21,27 +20,20 @@ use ledger_engine::{Engine, EngineConfig, Genesis};
 const TXS: usize = 10_000;
 const AMOUNT: u64 = 1_000_000;
 
-fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
-}
+use ledger_test_support::ledger::{basic_to as basic, genesis_with_outputs};
 
 /// A genesis with `n` outputs of `AMOUNT`, each on its own key's address.
 fn genesis(keys: &[SigningKey]) -> Genesis {
-    let outputs: Vec<serde_json::Value> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let mut id = [0u8; 34];
-            id[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
-            serde_json::json!({
-                "outputId": format!("0x{}", hex::encode(id)),
-                "output": serde_json::to_value(basic(AMOUNT, k.address())).unwrap(),
-            })
-        })
-        .collect();
-    let mut g: serde_json::Value = serde_json::from_str(ledger_engine::DEV_GENESIS_JSON).unwrap();
-    g["outputs"] = serde_json::Value::Array(outputs);
-    Genesis::from_json(&g.to_string()).unwrap()
+    let outputs = keys.iter().enumerate().map(|(i, k)| {
+        let mut id = [0u8; 34];
+        id[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
+        (id, basic(AMOUNT, k.address()))
+    });
+    Genesis::from_json(&genesis_with_outputs(
+        ledger_engine::DEV_GENESIS_JSON,
+        outputs,
+    ))
+    .unwrap()
 }
 
 fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 32]>) -> Vec<u8> {

@@ -8,8 +8,8 @@ use proptest::prelude::*;
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, Transaction,
-    Unlock, UtxoInput,
+    inputs_commitment, Block, Ed25519Signature, Essence, Output, Payload, Transaction, Unlock,
+    UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -53,23 +53,19 @@ fn keys() -> Vec<SigningKey> {
         .collect()
 }
 
-fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
-}
+use ledger_test_support::ledger::{basic_to as basic, genesis_with_outputs};
 
 fn genesis(keys: &[SigningKey]) -> Genesis {
-    let outputs: Vec<serde_json::Value> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let mut id = [0u8; 34];
-            id[0] = i as u8 + 1;
-            serde_json::json!({ "outputId": format!("0x{}", hex::encode(id)), "output": basic(START, k.address()) })
-        })
-        .collect();
-    let mut g: serde_json::Value = serde_json::from_str(ledger_engine::DEV_GENESIS_JSON).unwrap();
-    g["outputs"] = serde_json::Value::Array(outputs);
-    Genesis::from_json(&g.to_string()).unwrap()
+    let outputs = keys.iter().enumerate().map(|(i, k)| {
+        let mut id = [0u8; 34];
+        id[0] = i as u8 + 1;
+        (id, basic(START, k.address()))
+    });
+    Genesis::from_json(&genesis_with_outputs(
+        ledger_engine::DEV_GENESIS_JSON,
+        outputs,
+    ))
+    .unwrap()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
     alias_id, foundry_id, inputs_commitment, nft_id, Address, AliasOutput, BasicOutput,
     Ed25519Signature, Essence, Feature, FoundryOutput, NativeToken, NftOutput, Output, OutputId,
-    ProtocolParameters, RentStructure, SimpleTokenScheme, TokenScheme, Transaction, TreasuryOutput,
-    Unlock, UnlockCondition, UtxoInput,
+    ProtocolParameters, SimpleTokenScheme, TokenScheme, Transaction, TreasuryOutput, Unlock,
+    UnlockCondition, UtxoInput,
 };
 use ledger_codec::types::{Bytes, Fixed, Hash32, U256};
 use ledger_codec::Codec;
@@ -22,19 +22,7 @@ use ConflictReason::*;
 // ---------------------------------------------------------------- helpers
 
 fn params() -> ProtocolParameters {
-    ProtocolParameters {
-        version: 2,
-        network_name: "testnet".into(),
-        bech32_hrp: "rms".into(),
-        min_pow_score: 1500,
-        below_max_depth: 15,
-        rent_structure: RentStructure {
-            v_byte_cost: 100,
-            v_byte_factor_data: 1,
-            v_byte_factor_key: 10,
-        },
-        token_supply: 1_813_620_509_061_365,
-    }
+    ledger_test_support::ledger::testnet_params()
 }
 
 const M: u64 = 1_000_000;

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use ledger_codec::ed25519::{ed25519_address, SigningKey};
 use ledger_codec::stardust::{
     inputs_commitment, Address, Ed25519Signature, Essence, Output, OutputId, ProtocolParameters,
-    RentStructure, Transaction, Unlock,
+    Transaction, Unlock,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -20,19 +20,7 @@ use ledger_engine::internals::semantic::{
 };
 
 fn params() -> ProtocolParameters {
-    ProtocolParameters {
-        version: 2,
-        network_name: "testnet".into(),
-        bech32_hrp: "rms".into(),
-        min_pow_score: 1500,
-        below_max_depth: 15,
-        rent_structure: RentStructure {
-            v_byte_cost: 100,
-            v_byte_factor_data: 1,
-            v_byte_factor_key: 10,
-        },
-        token_supply: 1_813_620_509_061_365,
-    }
+    ledger_test_support::ledger::testnet_params()
 }
 
 fn validate(tx: &Transaction<'_>, inputs: &[(OutputId, Output<'_>)]) -> Result<(), ConflictReason> {

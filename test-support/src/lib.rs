@@ -13,6 +13,7 @@ use serde_json::Value;
 
 pub mod blocks;
 pub mod keys;
+pub mod ledger;
 pub mod nova_negative;
 
 /// The repository's vendored test vectors (`vectors/` at the repository root), byte-identical to
