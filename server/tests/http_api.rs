@@ -65,17 +65,7 @@ fn peers_needs_a_valid_token() {
 
     let token = node.jwt();
     let reply = node.get_with(PEERS, &[("authorization", &format!("Bearer {token}"))]);
-    assert_eq!(
-        reply.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    assert!(reply
-        .content_type
-        .as_deref()
-        .is_some_and(|c| c.starts_with("application/json")));
-    assert_eq!(reply.json(), json!([]));
+    assert_eq!(reply.assert_json(200), json!([]));
 }
 
 #[test]

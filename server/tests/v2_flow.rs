@@ -28,17 +28,7 @@ fn post_json(node: &TestNode, block: &Value) -> String {
 }
 
 fn assert_created(reply: &common::Reply) -> String {
-    assert_eq!(
-        reply.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    assert!(reply
-        .content_type
-        .as_deref()
-        .is_some_and(|c| c.starts_with("application/json")));
-    let id = reply.json()["blockId"]
+    let id = reply.assert_json(201)["blockId"]
         .as_str()
         .expect("blockId")
         .to_owned();

@@ -79,18 +79,25 @@ impl<'a> TaggedData<'a> {
     }
 }
 
-impl<'a> Codec<'a> for TaggedData<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        expect_type(r, Self::KIND)?;
-        Self::read_body(r)
-    }
+/// The `Codec` of a payload written as its `u32` type, then its body (`read_body` /
+/// `encode_body`).
+macro_rules! kind_prefixed_codec {
+    ($t:ident) => {
+        impl<'a> Codec<'a> for $t<'a> {
+            fn read(r: &mut Reader<'a>) -> Result<Self> {
+                expect_type(r, Self::KIND)?;
+                Self::read_body(r)
+            }
 
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&Self::KIND.to_le_bytes());
-        self.encode_body(out)?;
-        Ok(())
-    }
+            fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+                out.extend_from_slice(&Self::KIND.to_le_bytes());
+                self.encode_body(out)
+            }
+        }
+    };
 }
+
+kind_prefixed_codec!(TaggedData);
 
 /// Serde for the essence's UTXO inputs.
 mod inputs_serde {
@@ -426,18 +433,7 @@ impl<'a> Transaction<'a> {
     }
 }
 
-impl<'a> Codec<'a> for Transaction<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        expect_type(r, Self::KIND)?;
-        Self::read_body(r)
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&Self::KIND.to_le_bytes());
-        self.encode_body(out)?;
-        Ok(())
-    }
-}
+kind_prefixed_codec!(Transaction);
 
 /// Treasury Transaction (type 4): only inside a receipt milestone option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

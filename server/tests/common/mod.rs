@@ -76,9 +76,8 @@ impl Reply {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Asserts the JSON error envelope `{"error":{"code":status,"message":...}}` with this
-    /// status and returns the message.
-    pub fn assert_error(&self, status: u16) -> String {
+    /// Asserts this status with a JSON body and returns the body.
+    pub fn assert_json(&self, status: u16) -> serde_json::Value {
         assert_eq!(
             self.status,
             status,
@@ -89,10 +88,16 @@ impl Reply {
             self.content_type
                 .as_deref()
                 .is_some_and(|c| c.starts_with("application/json")),
-            "error Content-Type {:?}",
+            "Content-Type {:?}",
             self.content_type
         );
-        let json = self.json();
+        self.json()
+    }
+
+    /// Asserts the JSON error envelope `{"error":{"code":status,"message":...}}` with this
+    /// status and returns the message.
+    pub fn assert_error(&self, status: u16) -> String {
+        let json = self.assert_json(status);
         assert_eq!(json["error"]["code"], serde_json::json!(status), "{json}");
         let message = json["error"]["message"]
             .as_str()
