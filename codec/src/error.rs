@@ -73,8 +73,14 @@ enum Segment {
 }
 
 /// A decoding, encoding or validation failure with its location.
+///
+/// One pointer wide (the details are boxed), so `Result<T, Error>` costs the success path
+/// next to nothing: every decode and encode step returns one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Inner {
     // Innermost segment first; reversed when displayed.
     path: Vec<Segment>,
     kind: ErrorKind,
@@ -83,10 +89,10 @@ pub struct Error {
 impl Error {
     /// An error at the current location.
     pub fn new(kind: ErrorKind) -> Self {
-        Self {
+        Self(Box::new(Inner {
             path: Vec::new(),
             kind,
-        }
+        }))
     }
 
     /// A rule broken, in plain words.
@@ -97,26 +103,26 @@ impl Error {
     /// Places this error inside field `name` of the enclosing value.
     #[must_use]
     pub fn at(mut self, name: &'static str) -> Self {
-        self.path.push(Segment::Field(name));
+        self.0.path.push(Segment::Field(name));
         self
     }
 
     /// Places this error inside element `index` of list `name`.
     #[must_use]
     pub fn at_index(mut self, name: &'static str, index: usize) -> Self {
-        self.path.push(Segment::Index(name, index));
+        self.0.path.push(Segment::Index(name, index));
         self
     }
 
     /// The rule that was broken.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The location, e.g. `payload.essence.outputs[3]` (empty at the top).
     pub fn location(&self) -> String {
         let mut s = String::new();
-        for seg in self.path.iter().rev() {
+        for seg in self.0.path.iter().rev() {
             if !s.is_empty() {
                 s.push('.');
             }
@@ -136,10 +142,10 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.kind)
+        if self.0.path.is_empty() {
+            write!(f, "{}", self.0.kind)
         } else {
-            write!(f, "{}: {}", self.location(), self.kind)
+            write!(f, "{}: {}", self.location(), self.0.kind)
         }
     }
 }
