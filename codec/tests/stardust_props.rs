@@ -392,6 +392,17 @@ fn vector_blocks() -> Vec<Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
+    /// The inputs commitment from stored bytes is the one computed by encoding the outputs
+    /// (the engine takes the first during confirmation, clients sign the second).
+    #[test]
+    fn inputs_commitment_from_bytes_equals_the_encoded_one(outputs in prop::collection::vec(output(), 0..6)) {
+        let bytes: Vec<Vec<u8>> = outputs.iter().map(|o| o.to_bytes().unwrap()).collect();
+        prop_assert_eq!(
+            ledger_codec::stardust::inputs_commitment_of_bytes(bytes.iter().map(Vec::as_slice)),
+            ledger_codec::stardust::inputs_commitment(&outputs).unwrap()
+        );
+    }
+
     #[test]
     fn random_valid_blocks_round_trip_bytes_and_json(b in block()) {
         let bytes = b.to_bytes().unwrap();

@@ -328,6 +328,23 @@ pub fn validate_transaction(
     ctx: &Context<'_>,
     signature_ok: &dyn Fn(usize) -> bool,
 ) -> Result<(), ConflictReason> {
+    validate_transaction_committed(tx, tx_id, inputs, None, ctx, signature_ok)
+}
+
+/// [`validate_transaction`] with the inputs commitment of `inputs` already computed from
+/// their stored bytes ([`ledger_codec::stardust::inputs_commitment_of_bytes`]); `None`
+/// computes it here by encoding them.
+///
+/// # Errors
+/// As [`validate_transaction`].
+pub fn validate_transaction_committed(
+    tx: &Transaction<'_>,
+    tx_id: &[u8; 32],
+    inputs: &[(OutputId, Output<'_>)],
+    commitment: Option<[u8; 32]>,
+    ctx: &Context<'_>,
+    signature_ok: &dyn Fn(usize) -> bool,
+) -> Result<(), ConflictReason> {
     let essence = &tx.essence;
     let t = ctx.milestone_timestamp;
 
@@ -359,9 +376,8 @@ pub fn validate_transaction(
     }
 
     // 2. Inputs commitment, then the unlocks.
-    if inputs_commitment(inputs.iter().map(|(_, o)| o)).ok()
-        != Some(*essence.inputs_commitment.as_array())
-    {
+    let commitment = commitment.or_else(|| inputs_commitment(inputs.iter().map(|(_, o)| o)).ok());
+    if commitment != Some(*essence.inputs_commitment.as_array()) {
         return Err(ConflictReason::InvalidInputsCommitment);
     }
     let chains = Chains::build(tx, tx_id, inputs)?;

@@ -13,7 +13,8 @@ use rayon::prelude::*;
 
 use ledger_codec::ed25519::{verify_batch_chunked, Item};
 use ledger_codec::stardust::{
-    merkle_root, Block, Output, Payload, ProtocolParameters, Transaction, Unlock,
+    inputs_commitment_of_bytes, merkle_root, Block, Output, Payload, ProtocolParameters,
+    Transaction, Unlock,
 };
 use ledger_codec::Codec;
 
@@ -330,6 +331,8 @@ pub fn compute(
         let mut inputs: Vec<(ledger_codec::stardust::OutputId, Output<'_>)> =
             Vec::with_capacity(tx.essence.inputs.len());
         let mut conflict = None;
+        // The consumed outputs' stored bytes, while every input comes from the ledger.
+        let mut stored: Option<Vec<&[u8]>> = Some(Vec::with_capacity(tx.essence.inputs.len()));
         for input in tx.essence.inputs.iter() {
             let Ok(oid) = input.output_id() else {
                 conflict = Some(ConflictReason::InputNotFound);
@@ -342,6 +345,7 @@ pub fn compute(
             }
             if let Some(o) = created.get(&key) {
                 inputs.push((oid, (*o).clone()));
+                stored = None;
                 continue;
             }
             match ledger.get(&key) {
@@ -361,6 +365,9 @@ pub fn compute(
                         EngineError::Inconsistent(format!("stored output {oid}: {e}"))
                     })?;
                     inputs.push((oid, o));
+                    if let Some(s) = &mut stored {
+                        s.push(bytes);
+                    }
                 }
             }
         }
@@ -369,7 +376,9 @@ pub fn compute(
             None => {
                 let mask = sig_masks.get(bi).copied().unwrap_or(0);
                 let ok = |ui: usize| mask_ok(mask, ui);
-                semantic::validate_transaction(tx, &tx_id, &inputs, &ctx, &ok)
+                // Inputs all read from the ledger: their commitment from the stored bytes.
+                let commitment = stored.map(inputs_commitment_of_bytes);
+                semantic::validate_transaction_committed(tx, &tx_id, &inputs, commitment, &ctx, &ok)
             }
         };
         if let Err(reason) = verdict {

@@ -128,6 +128,17 @@ pub fn inputs_commitment<'o, 'a: 'o>(
     Ok(outer.finalize().into())
 }
 
+/// [`inputs_commitment`] from the consumed outputs' serialized bytes, as stored (nothing is
+/// encoded again).
+pub fn inputs_commitment_of_bytes<'b>(consumed: impl IntoIterator<Item = &'b [u8]>) -> [u8; 32] {
+    use blake2::Digest;
+    let mut outer = Blake2b256::new();
+    for bytes in consumed {
+        outer.update(blake2b256(bytes));
+    }
+    outer.finalize().into()
+}
+
 /// TIP-4 Merkle tree hash of `leaves` (block ids in white-flag order).
 pub fn merkle_root(leaves: &[[u8; 32]]) -> [u8; 32] {
     crate::merkle::root(leaves)

@@ -18,7 +18,10 @@ pub mod unlock;
 
 pub use address::Address;
 pub use block::Block;
-pub use ids::{alias_id, foundry_id, inputs_commitment, merkle_root, network_id, nft_id, OutputId};
+pub use ids::{
+    alias_id, foundry_id, inputs_commitment, inputs_commitment_of_bytes, merkle_root, network_id,
+    nft_id, OutputId,
+};
 pub use input::{Input, TreasuryInput, UtxoInput};
 pub use milestone::{
     MigratedFundsEntry, Milestone, MilestoneOption, ProtocolParamsOption, Receipt,
