@@ -40,10 +40,32 @@ pub fn parse_config_hex<const N: usize>(s: &str) -> Option<[u8; N]> {
     hex::decode(digits).ok()?.try_into().ok()
 }
 
+/// Lowercase hex digits by value.
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 /// Lowercase `0x` hex.
+///
+/// Pushes the digits straight into the one `String`: every answer with a block id or a hex
+/// field comes through here, and `hex::encode` collects a second `String` char by char.
 pub fn to_hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(2 + bytes.len() * 2);
     s.push_str("0x");
-    s.push_str(&hex::encode(bytes));
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn to_hex_is_hex_encode_with_prefix() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(to_hex(&all), format!("0x{}", hex::encode(&all)));
+        assert_eq!(to_hex(&[]), "0x");
+        assert_eq!(to_hex(&[0xab, 0x01]), "0xab01");
+    }
 }
