@@ -125,9 +125,9 @@ pub enum Durability {
 }
 
 impl Default for Durability {
-    /// Group commit every 2 ms.
+    /// Group commit every 1 ms.
     fn default() -> Self {
-        Self::Group { interval_ms: 2 }
+        Self::Group { interval_ms: 1 }
     }
 }
 
