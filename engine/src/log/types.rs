@@ -139,7 +139,7 @@ pub struct LogConfig {
 }
 
 impl Default for LogConfig {
-    /// 256 MiB segments, group commit every 2 ms.
+    /// 256 MiB segments, group commit every 1 ms.
     fn default() -> Self {
         Self {
             segment_size: 256 << 20,
