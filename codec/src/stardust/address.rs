@@ -188,6 +188,6 @@ mod tests {
             format!("{{\"type\":8,\"aliasId\":\"0x{}\"}}", "07".repeat(32))
         );
         let back: Address<'static> = serde_json::from_str(&j).unwrap(); // ok: test code
-        assert_eq!(back.to_bytes().unwrap(), b);
+        assert_eq!(back.to_bytes().unwrap(), b); // ok: test code
     }
 }

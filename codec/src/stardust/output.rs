@@ -1045,7 +1045,7 @@ impl<'a> Output<'a> {
     }
 
     /// Serialized length in bytes, computed from the parts without encoding
-    /// (equal to `self.to_bytes().unwrap().len()`; no allocation).
+    /// (the length of `self.to_bytes()`; no allocation).
     pub fn encoded_len(&self) -> usize {
         // Count prefix (u8) + elements, for the u8-counted lists.
         fn ucs(v: &[UnlockCondition<'_>]) -> usize {
@@ -1283,9 +1283,10 @@ mod tests {
     #[test]
     fn encoded_len_equals_the_encoding_length() {
         for o in samples() {
-            assert_eq!(o.encoded_len(), o.to_bytes().unwrap().len(), "{o:?}");
+            assert_eq!(o.encoded_len(), o.to_bytes().unwrap().len(), "{o:?}"); // ok: test code
             for uc in o.unlock_conditions() {
-                assert_eq!(uc.encoded_len(), uc.to_bytes().unwrap().len(), "{uc:?}");
+                let len = uc.to_bytes().unwrap().len(); // ok: test code
+                assert_eq!(uc.encoded_len(), len, "{uc:?}");
             }
         }
         let fs = [
@@ -1295,7 +1296,7 @@ mod tests {
             Feature::Tag(Bytes::from(vec![0; 1])),
         ];
         for f in fs {
-            assert_eq!(f.encoded_len(), f.to_bytes().unwrap().len(), "{f:?}");
+            assert_eq!(f.encoded_len(), f.to_bytes().unwrap().len(), "{f:?}"); // ok: test code
         }
     }
 }
