@@ -117,24 +117,30 @@ pub fn foundry_id(alias_id: &[u8; 32], serial_number: u32, token_scheme_type: u8
 pub fn inputs_commitment<'o, 'a: 'o>(
     consumed: impl IntoIterator<Item = &'o Output<'a>>,
 ) -> Result<[u8; 32]> {
-    use blake2::Digest;
-    let mut outer = Blake2b256::new();
     let mut buf = Vec::with_capacity(256);
-    for o in consumed {
-        buf.clear();
-        o.encode(&mut buf)?;
-        outer.update(blake2b256(&buf));
-    }
-    Ok(outer.finalize().into())
+    let hashes = consumed
+        .into_iter()
+        .map(|o| {
+            buf.clear();
+            o.encode(&mut buf)?;
+            Ok(blake2b256(&buf))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(commitment_of_hashes(hashes))
 }
 
 /// [`inputs_commitment`] from the consumed outputs' serialized bytes, as stored (nothing is
 /// encoded again).
 pub fn inputs_commitment_of_bytes<'b>(consumed: impl IntoIterator<Item = &'b [u8]>) -> [u8; 32] {
+    commitment_of_hashes(consumed.into_iter().map(blake2b256))
+}
+
+/// The commitment rule, once: BLAKE2b-256 over the consumed outputs' hashes, in input order.
+fn commitment_of_hashes(hashes: impl IntoIterator<Item = [u8; 32]>) -> [u8; 32] {
     use blake2::Digest;
     let mut outer = Blake2b256::new();
-    for bytes in consumed {
-        outer.update(blake2b256(bytes));
+    for h in hashes {
+        outer.update(h);
     }
     outer.finalize().into()
 }
