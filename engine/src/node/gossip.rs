@@ -155,12 +155,15 @@ impl Engine {
         };
         let rec = self.log.get(&LogId::V2(block_id))?;
         match Block::decode(rec.bytes()).ok()?.payload {
-            Some(Payload::Milestone(m)) => Some(MilestoneInfo {
-                index,
-                timestamp: m.timestamp,
-                milestone_id: m.id().ok()?,
-                block_id,
-            }),
+            Some(Payload::Milestone(m)) => match m.id() {
+                Ok(milestone_id) => Some(MilestoneInfo {
+                    index,
+                    timestamp: m.timestamp,
+                    milestone_id,
+                    block_id,
+                }),
+                Err(_) => confirmed,
+            },
             _ => confirmed,
         }
     }
