@@ -416,3 +416,28 @@ pub fn check_strictly_ascending<T: Ord>(
 
 /// Borrowed or owned bytes: decoding borrows, the owned model owns.
 pub type CowBytes<'a> = Cow<'a, [u8]>;
+
+/// Declares an enum's wire type bytes once: one associated constant per
+/// variant, and `kind()`, a value's type byte, matched from them.
+///
+/// `type_bytes!(Unlock<'_> { SIGNATURE = 0 => Signature, REFERENCE = 1 => Reference })`
+/// gives `Unlock::SIGNATURE`, `Unlock::REFERENCE` and `Unlock::kind`.
+macro_rules! type_bytes {
+    ($ty:ty { $($konst:ident = $byte:literal => $var:ident),+ $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("Type byte of [`Self::", stringify!($var), "`].")]
+                pub const $konst: u8 = $byte;
+            )+
+
+            /// The wire type byte.
+            pub fn kind(&self) -> u8 {
+                match self {
+                    $(Self::$var { .. } => Self::$konst,)+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use type_bytes;

@@ -9,7 +9,7 @@ use crate::error::{Context, Error, ErrorKind, Result};
 use crate::nova::address::Address;
 use crate::nova::json::{self, tagged_enum, u64_str};
 use crate::types::{Bytes, Fixed, Hash32, U256};
-use crate::wire::{Codec, Len, Prefix, Reader};
+use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
 
 // ---------------------------------------------------------------- unlock conditions
 
@@ -768,15 +768,7 @@ pub enum TokenScheme {
     Simple(SimpleTokenScheme),
 }
 
-impl TokenScheme {
-    /// Type byte of [`Self::Simple`].
-    pub const SIMPLE: u8 = 0;
-
-    /// The wire type byte.
-    pub fn kind(&self) -> u8 {
-        Self::SIMPLE
-    }
-}
+type_bytes!(TokenScheme { SIMPLE = 0 => Simple });
 
 impl<'a> Codec<'a> for TokenScheme {
     fn read(r: &mut Reader<'a>) -> Result<Self> {

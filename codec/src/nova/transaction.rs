@@ -15,7 +15,7 @@ use crate::nova::block::Payload;
 use crate::nova::json::{self, tagged_enum, u64_str};
 use crate::nova::output::Output;
 use crate::types::{Bytes, Fixed, Hash32};
-use crate::wire::{write_optional, Codec, Len, Prefix, Reader};
+use crate::wire::{type_bytes, write_optional, Codec, Len, Prefix, Reader};
 
 /// Max inputs / outputs / context inputs / allotments / unlocks per transaction.
 pub const MAX_IO: usize = 128;
@@ -162,23 +162,12 @@ pub enum ContextInput<'a> {
     Reward(RewardInput),
 }
 
+type_bytes!(ContextInput<'_> {
+    COMMITMENT = 0 => Commitment, BLOCK_ISSUANCE_CREDIT = 1 => BlockIssuanceCredit,
+    REWARD = 2 => Reward,
+});
+
 impl ContextInput<'_> {
-    /// Type byte of [`Self::Commitment`].
-    pub const COMMITMENT: u8 = 0;
-    /// Type byte of [`Self::BlockIssuanceCredit`].
-    pub const BLOCK_ISSUANCE_CREDIT: u8 = 1;
-    /// Type byte of [`Self::Reward`].
-    pub const REWARD: u8 = 2;
-
-    /// The wire type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Commitment(_) => Self::COMMITMENT,
-            Self::BlockIssuanceCredit(_) => Self::BLOCK_ISSUANCE_CREDIT,
-            Self::Reward(_) => Self::REWARD,
-        }
-    }
-
     /// Sort key: type, then account id / index.
     fn key(&self) -> (u8, &[u8], u16) {
         match self {

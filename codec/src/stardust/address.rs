@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{tagged, Hash32};
-use crate::wire::{Codec, Reader};
+use crate::wire::{type_bytes, Codec, Reader};
 
 /// An address: a type byte and a 32-byte identifier.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,24 +17,11 @@ pub enum Address<'a> {
     Nft(Hash32<'a>),
 }
 
+type_bytes!(Address<'_> { ED25519 = 0 => Ed25519, ALIAS = 8 => Alias, NFT = 16 => Nft });
+
 impl<'a> Address<'a> {
-    /// Wire type of Ed25519 addresses.
-    pub const ED25519: u8 = 0;
-    /// Wire type of alias addresses.
-    pub const ALIAS: u8 = 8;
-    /// Wire type of NFT addresses.
-    pub const NFT: u8 = 16;
     /// Serialized length.
     pub const LEN: usize = 33;
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Ed25519(_) => Self::ED25519,
-            Self::Alias(_) => Self::ALIAS,
-            Self::Nft(_) => Self::NFT,
-        }
-    }
 
     /// The 32 bytes after the type.
     pub fn id(&self) -> &[u8; 32] {

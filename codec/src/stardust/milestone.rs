@@ -17,7 +17,7 @@ use crate::error::{Context, Error, ErrorKind, Result};
 use crate::hash::blake2b256;
 use crate::types::{fixed_list, tagged, u64_str, Bytes, Fixed, FixedList, Hash32};
 use crate::wire::{
-    check_strictly_ascending, read_optional, write_optional, Codec, Len, Prefix, Reader,
+    check_strictly_ascending, read_optional, type_bytes, write_optional, Codec, Len, Prefix, Reader,
 };
 
 /// Parents: 1..=8.
@@ -244,20 +244,11 @@ pub enum MilestoneOption<'a> {
     ProtocolParams(ProtocolParamsOption<'a>),
 }
 
+type_bytes!(MilestoneOption<'_> {
+    RECEIPT = 0 => Receipt, PROTOCOL_PARAMS = 1 => ProtocolParams,
+});
+
 impl MilestoneOption<'_> {
-    /// Type byte of [`Self::Receipt`].
-    pub const RECEIPT: u8 = 0;
-    /// Type byte of [`Self::ProtocolParams`].
-    pub const PROTOCOL_PARAMS: u8 = 1;
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Receipt(_) => Self::RECEIPT,
-            Self::ProtocolParams(_) => Self::PROTOCOL_PARAMS,
-        }
-    }
-
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> MilestoneOption<'static> {
         match self {

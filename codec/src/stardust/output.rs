@@ -13,7 +13,7 @@ use super::check_types_ascending;
 use super::protocol::RentStructure;
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::types::{tagged, u64_str, Bytes, Fixed, Hash32, U256};
-use crate::wire::{Codec, Len, Prefix, Reader};
+use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
 
 /// Native tokens per output: at most 64.
 pub const NATIVE_TOKENS: Len = Len::new(Prefix::U8, 0, 64);
@@ -106,15 +106,9 @@ impl SimpleTokenScheme {
     pub const LEN: usize = 1 + 3 * 32;
 }
 
+type_bytes!(TokenScheme { SIMPLE = 0 => Simple });
+
 impl TokenScheme {
-    /// Type byte of [`Self::Simple`].
-    pub const SIMPLE: u8 = 0;
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        Self::SIMPLE
-    }
-
     /// Syntactic rules: maximum > 0, melted ≤ minted, minted − melted ≤ maximum.
     ///
     /// # Errors
@@ -205,22 +199,14 @@ pub enum UnlockCondition<'a> {
     ImmutableAliasAddress(Address<'a>),
 }
 
-impl UnlockCondition<'_> {
-    /// Type byte of [`Self::Address`].
-    pub const ADDRESS: u8 = 0;
-    /// Type byte of [`Self::StorageDepositReturn`].
-    pub const STORAGE_DEPOSIT_RETURN: u8 = 1;
-    /// Type byte of [`Self::Timelock`].
-    pub const TIMELOCK: u8 = 2;
-    /// Type byte of [`Self::Expiration`].
-    pub const EXPIRATION: u8 = 3;
-    /// Type byte of [`Self::StateControllerAddress`].
-    pub const STATE_CONTROLLER_ADDRESS: u8 = 4;
-    /// Type byte of [`Self::GovernorAddress`].
-    pub const GOVERNOR_ADDRESS: u8 = 5;
-    /// Type byte of [`Self::ImmutableAliasAddress`].
-    pub const IMMUTABLE_ALIAS_ADDRESS: u8 = 6;
+type_bytes!(UnlockCondition<'_> {
+    ADDRESS = 0 => Address, STORAGE_DEPOSIT_RETURN = 1 => StorageDepositReturn,
+    TIMELOCK = 2 => Timelock, EXPIRATION = 3 => Expiration,
+    STATE_CONTROLLER_ADDRESS = 4 => StateControllerAddress,
+    GOVERNOR_ADDRESS = 5 => GovernorAddress, IMMUTABLE_ALIAS_ADDRESS = 6 => ImmutableAliasAddress,
+});
 
+impl UnlockCondition<'_> {
     /// Serialized length in bytes (type byte included), without encoding.
     pub fn encoded_len(&self) -> usize {
         match self {
@@ -231,19 +217,6 @@ impl UnlockCondition<'_> {
             Self::StorageDepositReturn { .. } => 1 + Address::LEN + 8,
             Self::Timelock(_) => 1 + 4,
             Self::Expiration { .. } => 1 + Address::LEN + 4,
-        }
-    }
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Address(_) => Self::ADDRESS,
-            Self::StorageDepositReturn { .. } => Self::STORAGE_DEPOSIT_RETURN,
-            Self::Timelock(_) => Self::TIMELOCK,
-            Self::Expiration { .. } => Self::EXPIRATION,
-            Self::StateControllerAddress(_) => Self::STATE_CONTROLLER_ADDRESS,
-            Self::GovernorAddress(_) => Self::GOVERNOR_ADDRESS,
-            Self::ImmutableAliasAddress(_) => Self::IMMUTABLE_ALIAS_ADDRESS,
         }
     }
 
@@ -461,32 +434,17 @@ pub enum Feature<'a> {
     Tag(Bytes<'a>),
 }
 
-impl Feature<'_> {
-    /// Type byte of [`Self::Sender`].
-    pub const SENDER: u8 = 0;
-    /// Type byte of [`Self::Issuer`].
-    pub const ISSUER: u8 = 1;
-    /// Type byte of [`Self::Metadata`].
-    pub const METADATA: u8 = 2;
-    /// Type byte of [`Self::Tag`].
-    pub const TAG: u8 = 3;
+type_bytes!(Feature<'_> {
+    SENDER = 0 => Sender, ISSUER = 1 => Issuer, METADATA = 2 => Metadata, TAG = 3 => Tag,
+});
 
+impl Feature<'_> {
     /// Serialized length in bytes (type byte and length prefix included), without encoding.
     pub fn encoded_len(&self) -> usize {
         match self {
             Self::Sender(_) | Self::Issuer(_) => 1 + Address::LEN,
             Self::Metadata(b) => (1 + METADATA.width()).saturating_add(b.len()),
             Self::Tag(b) => (1 + TAG.width()).saturating_add(b.len()),
-        }
-    }
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Sender(_) => Self::SENDER,
-            Self::Issuer(_) => Self::ISSUER,
-            Self::Metadata(_) => Self::METADATA,
-            Self::Tag(_) => Self::TAG,
         }
     }
 
@@ -808,18 +766,12 @@ fn owned_list<T, U>(v: Vec<T>, f: impl Fn(T) -> U) -> Vec<U> {
     v.into_iter().map(f).collect()
 }
 
-impl<'a> Output<'a> {
-    /// Type byte of [`Self::Treasury`].
-    pub const TREASURY: u8 = 2;
-    /// Type byte of [`Self::Basic`].
-    pub const BASIC: u8 = 3;
-    /// Type byte of [`Self::Alias`].
-    pub const ALIAS: u8 = 4;
-    /// Type byte of [`Self::Foundry`].
-    pub const FOUNDRY: u8 = 5;
-    /// Type byte of [`Self::Nft`].
-    pub const NFT: u8 = 6;
+type_bytes!(Output<'_> {
+    TREASURY = 2 => Treasury, BASIC = 3 => Basic, ALIAS = 4 => Alias, FOUNDRY = 5 => Foundry,
+    NFT = 6 => Nft,
+});
 
+impl<'a> Output<'a> {
     /// A Basic output of `amount` owned by `address`, with nothing else (the common transfer).
     pub fn basic(amount: u64, address: Address<'a>) -> Self {
         Output::Basic(BasicOutput {
@@ -828,17 +780,6 @@ impl<'a> Output<'a> {
             unlock_conditions: vec![UnlockCondition::Address(address)],
             features: Vec::new(),
         })
-    }
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Treasury(_) => Self::TREASURY,
-            Self::Basic(_) => Self::BASIC,
-            Self::Alias(_) => Self::ALIAS,
-            Self::Foundry(_) => Self::FOUNDRY,
-            Self::Nft(_) => Self::NFT,
-        }
     }
 
     /// Base token amount.

@@ -7,7 +7,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{tagged, Fixed, Hash32};
-use crate::wire::{Codec, Reader};
+use crate::wire::{type_bytes, Codec, Reader};
 
 /// An Ed25519 signature exactly as on the wire: `0 ‖ public key ‖ signature`.
 #[derive(
@@ -152,26 +152,11 @@ pub enum Unlock<'a> {
     Nft(u16),
 }
 
+type_bytes!(Unlock<'_> {
+    SIGNATURE = 0 => Signature, REFERENCE = 1 => Reference, ALIAS = 2 => Alias, NFT = 3 => Nft,
+});
+
 impl Unlock<'_> {
-    /// Type byte of [`Self::Signature`].
-    pub const SIGNATURE: u8 = 0;
-    /// Type byte of [`Self::Reference`].
-    pub const REFERENCE: u8 = 1;
-    /// Type byte of [`Self::Alias`].
-    pub const ALIAS: u8 = 2;
-    /// Type byte of [`Self::Nft`].
-    pub const NFT: u8 = 3;
-
-    /// The type byte.
-    pub fn kind(&self) -> u8 {
-        match self {
-            Self::Signature(_) => Self::SIGNATURE,
-            Self::Reference(_) => Self::REFERENCE,
-            Self::Alias(_) => Self::ALIAS,
-            Self::Nft(_) => Self::NFT,
-        }
-    }
-
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> Unlock<'static> {
         match self {
