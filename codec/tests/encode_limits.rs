@@ -6,7 +6,6 @@
 
 use ledger_test_support as common;
 
-use ledger_codec::nova::params::ProtocolParameters;
 use ledger_codec::stardust::{
     Address, BasicOutput, Block, Essence, Feature, Output, Payload, TaggedData, UnlockCondition,
 };
@@ -111,14 +110,9 @@ fn a_feature_list_longer_than_its_u8_count_is_located_inside_the_transaction() {
     );
 }
 
-fn nova_params() -> ProtocolParameters {
-    let f = common::load("nova", "protocol_parameters.json");
-    ProtocolParameters::from_json(&common::entries(&f)[0]["json"].to_string()).unwrap()
-}
-
 #[test]
 fn v3_protocol_parameters_never_clamp_a_long_network_name() {
-    let mut p = nova_params();
+    let mut p = common::nova_protocol_parameters();
     let base = p.hash().unwrap();
     p.network_name = "n".repeat(300);
     let err = p.to_bytes().unwrap_err();

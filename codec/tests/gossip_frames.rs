@@ -31,12 +31,12 @@ fn read_all(bytes: &[u8]) -> Result<Vec<Message<'static>>, FrameError> {
 
 // ---------------------------------------------------------------- vectors
 
-#[test]
-fn heartbeat_vector() {
-    let bytes = hex::decode(HEARTBEAT_VECTOR).unwrap();
-    let msg = heartbeat_7();
+/// `msg` encodes to the vector `hex` of `len` bytes, and the vector decodes, as one frame
+/// and through the incremental reader, to `msg` with nothing left.
+fn assert_frame_vector(msg: Message<'static>, hex: &str, len: usize) {
+    let bytes = hex::decode(hex).unwrap();
     assert_eq!(msg.to_bytes().unwrap(), bytes);
-    assert_eq!(msg.encoded_len().unwrap(), 17);
+    assert_eq!(msg.encoded_len().unwrap(), len);
     let (decoded, rest) = decode_frame(&bytes).unwrap().unwrap();
     assert_eq!(decoded, msg);
     assert!(rest.is_empty());
@@ -44,17 +44,16 @@ fn heartbeat_vector() {
 }
 
 #[test]
+fn heartbeat_vector() {
+    assert_frame_vector(heartbeat_7(), HEARTBEAT_VECTOR, 17);
+}
+
+#[test]
 fn milestone_request_vector() {
-    let bytes = hex::decode(MILESTONE_REQUEST_VECTOR).unwrap();
     let msg = Message::MilestoneRequest {
         index: LATEST_MILESTONE,
     };
-    assert_eq!(msg.to_bytes().unwrap(), bytes);
-    assert_eq!(msg.encoded_len().unwrap(), 7);
-    let (decoded, rest) = decode_frame(&bytes).unwrap().unwrap();
-    assert_eq!(decoded, msg);
-    assert!(rest.is_empty());
-    assert_eq!(read_all(&bytes).unwrap(), vec![msg]);
+    assert_frame_vector(msg, MILESTONE_REQUEST_VECTOR, 7);
 }
 
 #[test]

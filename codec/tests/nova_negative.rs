@@ -9,11 +9,6 @@ use ledger_codec::{Codec, Error};
 use ledger_test_support::nova_negative::expected;
 use serde_json::Value;
 
-fn params() -> ProtocolParameters {
-    let f = common::load("nova", "protocol_parameters.json");
-    ProtocolParameters::from_json(&common::entries(&f)[0]["json"].to_string()).unwrap()
-}
-
 fn assert_mentions(name: &str, how: &str, e: &Error) {
     let msg = e.to_string().to_lowercase();
     for w in expected(name) {
@@ -32,9 +27,8 @@ fn check_bytes(name: &str, how: &str, bytes: &[u8], p: &ProtocolParameters) {
 
 #[test]
 fn every_negative_case_is_rejected_for_its_reason() {
-    let p = params();
-    let f = common::load("nova", "negative_blocks.json");
-    let cases = common::entries(&f);
+    let p = common::nova_protocol_parameters();
+    let cases = common::load_entries("nova", "negative_blocks.json");
     assert_eq!(cases.len(), 32);
     let mut checked = 0;
     for v in &cases {
@@ -70,8 +64,7 @@ fn every_negative_case_is_rejected_for_its_reason() {
 #[test]
 fn negative_json_cases_fail_at_parse_not_only_at_validation() {
     // Structural JSON faults must never produce a Block at all.
-    let f = common::load("nova", "negative_blocks.json");
-    for v in common::entries(&f) {
+    for v in common::load_entries("nova", "negative_blocks.json") {
         let name = v["name"].as_str().unwrap();
         if name.starts_with("json-") {
             assert!(

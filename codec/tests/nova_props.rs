@@ -13,7 +13,6 @@ use ledger_codec::nova::fuzzing::fuzz_v3_block;
 use ledger_codec::nova::output::{
     AddressCondition, BasicOutput, Feature, Output, TagFeature, UnlockCondition,
 };
-use ledger_codec::nova::params::ProtocolParameters;
 use ledger_codec::nova::transaction::{
     Allotment, Ed25519Signature, ReferenceUnlock, Signature, SignatureUnlock, SignedTransaction,
     Transaction, Unlock, UtxoInput,
@@ -22,14 +21,8 @@ use ledger_codec::types::{Bytes, Fixed};
 use ledger_codec::Codec;
 use proptest::prelude::*;
 
-fn params() -> ProtocolParameters {
-    let f = common::load("nova", "protocol_parameters.json");
-    ProtocolParameters::from_json(&common::entries(&f)[0]["json"].to_string()).unwrap()
-}
-
 fn vector_blocks() -> Vec<Vec<u8>> {
-    let f = common::load("nova", "blocks.json");
-    common::entries(&f)
+    common::load_entries("nova", "blocks.json")
         .iter()
         .map(|v| common::hex_bytes(v["name"].as_str().unwrap(), v["bytes"].as_str().unwrap()))
         .collect()
@@ -205,7 +198,7 @@ proptest! {
         which in 0usize..12,
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..4), 1..6),
     ) {
-        let p = params();
+        let p = common::nova_protocol_parameters();
         let mut bytes = vector_blocks()[which].clone();
         for (at, byte, op) in edits {
             if bytes.is_empty() { break; }

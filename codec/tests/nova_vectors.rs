@@ -12,12 +12,6 @@ use ledger_codec::types::to_hex;
 use ledger_codec::Codec;
 use serde_json::Value;
 
-fn params() -> ProtocolParameters {
-    let f = common::load("nova", "protocol_parameters.json");
-    let v = &common::entries(&f)[0];
-    ProtocolParameters::from_json(&v["json"].to_string()).expect("protocol parameters parse")
-}
-
 fn check_params_ref(name: &str, v: &Value) {
     let r = v["protocolParameters"]["ref"].as_str();
     assert_eq!(
@@ -41,8 +35,7 @@ fn str_of<'v>(v: &'v Value, k: &str) -> &'v str {
 
 #[test]
 fn protocol_parameters_json_binary_hash() {
-    let f = common::load("nova", "protocol_parameters.json");
-    for v in common::entries(&f) {
+    for v in common::load_entries("nova", "protocol_parameters.json") {
         let name = str_of(&v, "name");
         let p = ProtocolParameters::from_json(&v["json"].to_string()).unwrap();
         assert_eq!(
@@ -81,7 +74,7 @@ fn misc_network_ids_slots_output_id_merkle() {
             "network {name}"
         );
     }
-    let p = params();
+    let p = common::nova_protocol_parameters();
     for c in m["slotFromIssuingTime"]["cases"].as_array().unwrap() {
         let t: u64 = str_of(c, "issuingTimeNs").parse().unwrap();
         assert_eq!(
@@ -109,8 +102,7 @@ fn misc_network_ids_slots_output_id_merkle() {
 
 #[test]
 fn commitments() {
-    let f = common::load("nova", "commitments.json");
-    for v in common::entries(&f) {
+    for v in common::load_entries("nova", "commitments.json") {
         let name = str_of(&v, "name");
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
         let c = Commitment::decode(&bytes).unwrap();
@@ -135,9 +127,8 @@ fn commitments() {
 
 #[test]
 fn outputs_round_trip_and_storage_score() {
-    let p = params();
-    let f = common::load("nova", "outputs.json");
-    for v in common::entries(&f) {
+    let p = common::nova_protocol_parameters();
+    for v in common::load_entries("nova", "outputs.json") {
         let name = str_of(&v, "name");
         check_params_ref(name, &v);
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
@@ -259,9 +250,8 @@ fn check_transaction(name: &str, stx: &SignedTransaction<'_>, d: &Value) {
 
 #[test]
 fn blocks_decode_json_ids_signatures_work_score() {
-    let p = params();
-    let f = common::load("nova", "blocks.json");
-    let entries = common::entries(&f);
+    let p = common::nova_protocol_parameters();
+    let entries = common::load_entries("nova", "blocks.json");
     assert_eq!(entries.len(), 12);
     for v in entries {
         let name = str_of(&v, "name");
@@ -373,8 +363,7 @@ fn blocks_decode_json_ids_signatures_work_score() {
 
 #[test]
 fn signed_transactions() {
-    let f = common::load("nova", "signed_transactions.json");
-    for v in common::entries(&f) {
+    for v in common::load_entries("nova", "signed_transactions.json") {
         let name = str_of(&v, "name");
         check_params_ref(name, &v);
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
@@ -435,8 +424,7 @@ fn commitment_input_type_1_json_is_read_as_commitment() {
 #[test]
 fn output_id_proofs() {
     use ledger_codec::nova::proof::OutputIdProof;
-    let f = common::load("nova", "output_id_proofs.json");
-    let entries = common::entries(&f);
+    let entries = common::load_entries("nova", "output_id_proofs.json");
     assert_eq!(entries.len(), 4);
     for v in entries {
         let name = str_of(&v, "name");
@@ -486,8 +474,7 @@ fn output_id_proofs() {
 type Zip215 = (String, [u8; 32], [u8; 64], Vec<u8>, bool, String);
 
 fn zip215_entries() -> Vec<Zip215> {
-    let f = common::load("nova", "ed25519_zip215.json");
-    let entries = common::entries(&f);
+    let entries = common::load_entries("nova", "ed25519_zip215.json");
     assert_eq!(entries.len(), 12);
     entries
         .iter()

@@ -19,7 +19,7 @@ fn field<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 fn curl_vectors() -> Vec<Value> {
-    common::entries(&common::load("stardust", "curl_p81.json"))
+    common::load_entries("stardust", "curl_p81.json")
 }
 
 #[test]
@@ -117,7 +117,7 @@ fn curl_p81_bitsliced_all_vectors_search_width() {
 
 #[test]
 fn b1t6_vectors() {
-    let vectors = common::entries(&common::load("stardust", "b1t6.json"));
+    let vectors = common::load_entries("stardust", "b1t6.json");
     assert!(vectors.len() >= 20);
     for v in &vectors {
         let name = field(v, "name");
@@ -175,7 +175,7 @@ fn pow_block(v: &Value) -> Vec<u8> {
 
 #[test]
 fn pow_vectors() {
-    let vectors = common::entries(&common::load("stardust", "pow.json"));
+    let vectors = common::load_entries("stardust", "pow.json");
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for v in &vectors {
         let name = field(v, "name");

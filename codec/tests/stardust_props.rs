@@ -382,8 +382,7 @@ fn block() -> impl Strategy<Value = Block<'static>> {
 }
 
 fn vector_blocks() -> Vec<Vec<u8>> {
-    let v = common::load("stardust", "blocks.json");
-    common::entries(&v)
+    common::load_entries("stardust", "blocks.json")
         .iter()
         .map(|e| common::hex_bytes(e["name"].as_str().unwrap(), e["bytes"].as_str().unwrap()))
         .collect()

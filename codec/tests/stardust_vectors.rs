@@ -288,7 +288,7 @@ fn every_vector_file_has_a_test() {
 fn blocks() {
     let mut rep = Report::default();
     let v2 = params("Shimmer");
-    for e in common::entries(&common::load("stardust", "blocks.json")) {
+    for e in common::load_entries("stardust", "blocks.json") {
         let n = name(&e);
         let bytes = bytes_of(&e, "bytes").expect("block bytes");
         let block = match Block::decode(&bytes) {
@@ -353,7 +353,7 @@ fn blocks() {
 #[test]
 fn milestone_payloads() {
     let mut rep = Report::default();
-    for e in common::entries(&common::load("stardust", "milestone_payloads.json")) {
+    for e in common::load_entries("stardust", "milestone_payloads.json") {
         codec_case!(rep, &e, Payload<'_>);
         let bytes = bytes_of(&e, "bytes").expect("bytes");
         if let Ok(p) = Payload::decode(&bytes) {
@@ -366,7 +366,7 @@ fn milestone_payloads() {
 #[test]
 fn milestone_options() {
     let mut rep = Report::default();
-    for e in common::entries(&common::load("stardust", "milestone_options.json")) {
+    for e in common::load_entries("stardust", "milestone_options.json") {
         let n = name(&e);
         let bytes = bytes_of(&e, "bytes").expect("bytes");
         match e["kind"].as_str() {
@@ -397,13 +397,13 @@ fn milestone_options() {
 #[test]
 fn transactions_essences_tagged_data_treasury() {
     let mut rep = Report::default();
-    for e in common::entries(&common::load("stardust", "transaction_payloads.json")) {
+    for e in common::load_entries("stardust", "transaction_payloads.json") {
         codec_case!(rep, &e, Payload<'_>);
         if let Ok(p) = Payload::decode(&bytes_of(&e, "bytes").unwrap()) {
             check_ids(&mut rep, &e, &p);
         }
     }
-    for e in common::entries(&common::load("stardust", "transaction_essences.json")) {
+    for e in common::load_entries("stardust", "transaction_essences.json") {
         codec_case!(rep, &e, Essence<'_>);
         let n = name(&e);
         if let (Ok(es), Some(h)) = (
@@ -418,10 +418,10 @@ fn transactions_essences_tagged_data_treasury() {
             );
         }
     }
-    for e in common::entries(&common::load("stardust", "tagged_data_payloads.json")) {
+    for e in common::load_entries("stardust", "tagged_data_payloads.json") {
         codec_case!(rep, &e, Payload<'_>);
     }
-    for e in common::entries(&common::load("stardust", "treasury.json")) {
+    for e in common::load_entries("stardust", "treasury.json") {
         match e["kind"].as_str() {
             Some("payload") => codec_case!(rep, &e, TreasuryTransaction<'_>),
             Some("input") => codec_case!(rep, &e, Input<'_>),
@@ -501,10 +501,10 @@ fn outputs_and_storage_deposit() {
 #[test]
 fn small_types() {
     let mut rep = Report::default();
-    for e in common::entries(&common::load("stardust", "addresses.json")) {
+    for e in common::load_entries("stardust", "addresses.json") {
         codec_case!(rep, &e, Address<'_>);
     }
-    for e in common::entries(&common::load("stardust", "features.json")) {
+    for e in common::load_entries("stardust", "features.json") {
         match e["kind"].as_str() {
             Some("feature") => codec_case!(rep, &e, Feature<'_>),
             Some("feature_list") => list_case::<Feature<'_>>(
@@ -516,16 +516,16 @@ fn small_types() {
             k => panic!("unknown kind {k:?}"),
         }
     }
-    for e in common::entries(&common::load("stardust", "unlock_conditions.json")) {
+    for e in common::load_entries("stardust", "unlock_conditions.json") {
         codec_case!(rep, &e, UnlockCondition<'_>);
     }
-    for e in common::entries(&common::load("stardust", "native_tokens.json")) {
+    for e in common::load_entries("stardust", "native_tokens.json") {
         codec_case!(rep, &e, NativeToken<'_>);
     }
-    for e in common::entries(&common::load("stardust", "token_schemes.json")) {
+    for e in common::load_entries("stardust", "token_schemes.json") {
         codec_case!(rep, &e, TokenScheme);
     }
-    for e in common::entries(&common::load("stardust", "signatures.json")) {
+    for e in common::load_entries("stardust", "signatures.json") {
         let n = name(&e);
         let bytes = bytes_of(&e, "bytes").unwrap();
         match Cow::<Ed25519Signature>::decode(&bytes) {
@@ -550,7 +550,7 @@ fn small_types() {
             Err(err) => rep.check(&n, false, || format!("JSON rejected: {err}")),
         }
     }
-    for e in common::entries(&common::load("stardust", "unlocks.json")) {
+    for e in common::load_entries("stardust", "unlocks.json") {
         match e["kind"].as_str() {
             Some("unlock") => codec_case!(rep, &e, Unlock<'_>),
             Some("unlock_list") => {
@@ -560,7 +560,7 @@ fn small_types() {
             k => panic!("unknown kind {k:?}"),
         }
     }
-    for e in common::entries(&common::load("stardust", "inputs.json")) {
+    for e in common::load_entries("stardust", "inputs.json") {
         match e["kind"].as_str() {
             Some("input") => codec_case!(rep, &e, Input<'_>),
             Some("input_list") => {
@@ -575,7 +575,7 @@ fn small_types() {
 #[test]
 fn protocol_parameters() {
     let mut rep = Report::default();
-    for e in common::entries(&common::load("stardust", "protocol_parameters.json")) {
+    for e in common::load_entries("stardust", "protocol_parameters.json") {
         let n = name(&e);
         let bytes = bytes_of(&e, "bytes").unwrap();
         let json: Value = match (e.get("json"), str_field(&e, "json_text")) {
@@ -639,7 +639,7 @@ fn protocol_parameters() {
 #[test]
 fn ids() {
     let mut rep = Report::default();
-    for e in common::entries(&common::load("stardust", "ids.json")) {
+    for e in common::load_entries("stardust", "ids.json") {
         let n = name(&e);
         let h32 = |f: &str| -> [u8; 32] {
             common::hex_bytes(&n, str_field(&e, f).unwrap())
@@ -737,7 +737,7 @@ fn ids() {
             k => panic!("vector {n:?}: unknown kind {k:?}"),
         }
     }
-    for e in common::entries(&common::load("stardust", "inputs_commitment.json")) {
+    for e in common::load_entries("stardust", "inputs_commitment.json") {
         let n = name(&e);
         let outs: Vec<Output<'static>> =
             serde_json::from_value(e["consumed_outputs_json"].clone()).unwrap();
@@ -754,7 +754,7 @@ fn ids() {
             });
         }
     }
-    for e in common::entries(&common::load("stardust", "merkle.json")) {
+    for e in common::load_entries("stardust", "merkle.json") {
         let n = name(&e);
         let leaves: Vec<[u8; 32]> = e["leaves"]
             .as_array()
@@ -780,7 +780,7 @@ fn ids() {
 fn invalid_vectors_are_rejected() {
     let mut rep = Report::default();
     let all_params = ["Shimmer", "IOTA", "iota.go test"].map(params);
-    for e in common::entries(&common::load("stardust", "invalid.json")) {
+    for e in common::load_entries("stardust", "invalid.json") {
         let n = name(&e);
         let bytes = bytes_of(&e, "bytes");
         let rejected: Result<(), String> = match (e["kind"].as_str(), &bytes) {

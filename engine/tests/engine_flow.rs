@@ -128,24 +128,20 @@ fn a_transfer_is_confirmed_by_the_next_milestone_and_survives_restart() {
         "history is kept"
     );
 
-    let before = (
-        engine.ledger_index(),
-        engine.richest(10, Some(1)).unwrap(),
-        engine.richest(10, None).unwrap(),
-        engine.milestone_diff(2),
-        engine.latest_milestone(),
-    );
+    let state = |engine: &Engine| {
+        (
+            engine.ledger_index(),
+            engine.richest(10, Some(1)).unwrap(),
+            engine.richest(10, None).unwrap(),
+            engine.milestone_diff(2),
+            engine.latest_milestone(),
+        )
+    };
+    let before = state(&engine);
     engine.shutdown().unwrap();
     drop(engine);
     let engine = open(dir.path());
-    let after = (
-        engine.ledger_index(),
-        engine.richest(10, Some(1)).unwrap(),
-        engine.richest(10, None).unwrap(),
-        engine.milestone_diff(2),
-        engine.latest_milestone(),
-    );
-    assert_eq!(before, after);
+    assert_eq!(before, state(&engine));
     assert_eq!(engine.inclusion(&tx_block_id), Some(Inclusion::Included));
     assert_eq!(
         engine.issue_milestone().unwrap().index,

@@ -94,6 +94,18 @@ fn history(dir: &std::path::Path, milestones: u32) -> Arc<Engine> {
     a
 }
 
+/// Under `dir`: node `a` with `milestones` of history, an empty follower `b` of a's
+/// coordinator, and a's v2 blocks in log order.
+fn history_and_follower(
+    dir: &std::path::Path,
+    milestones: u32,
+) -> (Arc<Engine>, Arc<Engine>, Vec<Vec<u8>>) {
+    let a = history(&dir.join("a"), milestones);
+    let b = follower(&dir.join("b"), a.coordinator_public_key().unwrap());
+    let blocks = blocks_of(&a);
+    (a, b, blocks)
+}
+
 fn blocks_of(engine: &Engine) -> Vec<Vec<u8>> {
     engine
         .internal_log()
@@ -128,9 +140,7 @@ fn same_ledger(a: &Engine, b: &Engine) {
 #[test]
 fn a_follower_fed_blocks_backwards_confirms_every_milestone_with_the_same_ledger() {
     let dir = tempfile::tempdir().unwrap();
-    let a = history(&dir.path().join("a"), 8);
-    let b = follower(&dir.path().join("b"), a.coordinator_public_key().unwrap());
-    let blocks = blocks_of(&a);
+    let (a, b, blocks) = history_and_follower(dir.path(), 8);
     assert!(blocks.len() >= 24, "{} blocks", blocks.len());
     let mut reported_missing = 0usize;
     for (n, bytes) in blocks.iter().rev().enumerate() {
@@ -167,9 +177,7 @@ fn a_follower_fed_blocks_backwards_confirms_every_milestone_with_the_same_ledger
 #[test]
 fn gossip_takes_blocks_the_api_refuses_for_missing_parents_but_not_invalid_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let a = history(&dir.path().join("a"), 2);
-    let b = follower(&dir.path().join("b"), a.coordinator_public_key().unwrap());
-    let blocks = blocks_of(&a);
+    let (_a, b, blocks) = history_and_follower(dir.path(), 2);
     let last = blocks.last().unwrap();
     // Unknown parents: the API refuses, gossip stores and reports them.
     assert!(matches!(b.submit_v2(last), Err(SubmitError::Invalid(_))));

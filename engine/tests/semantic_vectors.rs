@@ -44,8 +44,7 @@ fn basic(amount: u64, pub_key_hash: [u8; 32]) -> Output<'static> {
 
 #[test]
 fn real_signed_transaction() {
-    let file = common::load("stardust", "transaction_payloads.json");
-    let entries = common::entries(&file);
+    let entries = common::load_entries("stardust", "transaction_payloads.json");
     assert!(!entries.is_empty());
     for e in entries {
         let name = e["name"].as_str().unwrap_or("?").to_string();
@@ -108,8 +107,7 @@ fn real_signed_transaction() {
 
 #[test]
 fn real_prepared_essence_with_its_consumed_output() {
-    let file = common::load("stardust", "inputs_commitment.json");
-    let commitment_entries = common::entries(&file);
+    let commitment_entries = common::load_entries("stardust", "inputs_commitment.json");
     let essences = common::load("stardust", "transaction_essences.json");
     for e in commitment_entries {
         let name = e["name"].as_str().unwrap_or("?").to_string();

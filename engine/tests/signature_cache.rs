@@ -150,36 +150,21 @@ fn chain(engine: &Engine) -> Vec<Vec<u8>> {
             frontier.push(output_id(tx, 0));
         }
     }
-    let corrupted = push(
-        transfer(
+    // The rest of the fan-out, spent whole by `signer`.
+    let rest = SUPPLY - 127 * piece;
+    let mut spend_rest = |input: [u8; 34], signer: Signer<'_>| {
+        let tx = transfer(
             net,
             tip(&blocks),
-            &(output_id(fan, 127), basic(SUPPLY - 127 * piece, me)),
-            vec![basic(SUPPLY - 127 * piece, me)],
-            Signer::Corrupted(&k),
-        ),
-        &mut blocks,
-    );
-    push(
-        transfer(
-            net,
-            tip(&blocks),
-            &(output_id(fan, 127), basic(SUPPLY - 127 * piece, me)),
-            vec![basic(SUPPLY - 127 * piece, me)],
-            Signer::Valid(&other),
-        ),
-        &mut blocks,
-    );
-    push(
-        transfer(
-            net,
-            tip(&blocks),
-            &(output_id(corrupted, 0), basic(SUPPLY - 127 * piece, me)),
-            vec![basic(SUPPLY - 127 * piece, me)],
-            Signer::Valid(&k),
-        ),
-        &mut blocks,
-    );
+            &(input, basic(rest, me)),
+            vec![basic(rest, me)],
+            signer,
+        );
+        push(tx, &mut blocks)
+    };
+    let corrupted = spend_rest(output_id(fan, 127), Signer::Corrupted(&k));
+    spend_rest(output_id(fan, 127), Signer::Valid(&other));
+    spend_rest(output_id(corrupted, 0), Signer::Valid(&k));
     assert!(blocks.len() > ARRIVAL_BATCH);
     blocks
 }

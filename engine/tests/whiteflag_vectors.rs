@@ -32,7 +32,7 @@ fn id(name: &str, hex: &serde_json::Value) -> Id {
 
 /// The TIP-4 example: leaves and root.
 fn tip4_example() -> (Vec<Id>, Id) {
-    let entries = common::entries(&common::load("stardust", "merkle.json"));
+    let entries = common::load_entries("stardust", "merkle.json");
     let e = entries
         .iter()
         .find(|e| e["leaves"].as_array().is_some_and(|l| l.len() == 7))
@@ -49,7 +49,7 @@ fn tip4_example() -> (Vec<Id>, Id) {
 
 /// The applied Merkle root of every real milestone in `blocks.json`.
 fn vector_milestone_applied_roots() -> Vec<(String, Id)> {
-    common::entries(&common::load("stardust", "blocks.json"))
+    common::load_entries("stardust", "blocks.json")
         .iter()
         .filter(|e| e["json"]["payload"]["type"] == 7)
         .map(|e| {

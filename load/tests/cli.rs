@@ -198,6 +198,12 @@ fn bench(args: &[&str]) -> Out {
     }
 }
 
+/// Runs `scenario` against the server at `addr` with the further `args`.
+fn bench_against(addr: SocketAddr, scenario: &str, args: &[&str]) -> Out {
+    let url = format!("http://{addr}");
+    bench(&[&["--url", url.as_str(), "--scenario", scenario][..], args].concat())
+}
+
 fn report(out: &Out) -> Value {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
@@ -213,18 +219,11 @@ fn every_scenario_sends_well_formed_requests_and_counts_them() {
         ("indexer-address", "200"),
     ] {
         let (addr, seen) = server(true);
-        let url = format!("http://{addr}");
-        let r = report(&bench(&[
-            "--url",
-            &url,
-            "--scenario",
+        let r = report(&bench_against(
+            addr,
             scenario,
-            "--connections",
-            "8",
-            "--requests",
-            "300",
-            "--json",
-        ]));
+            &["--connections", "8", "--requests", "300", "--json"],
+        ));
         assert_eq!(r["requests"], 300, "{scenario}: {r}");
         assert_eq!(r["errors"], 0, "{scenario}: {r}");
         assert_eq!(r["status"], json!({ status: 300 }), "{scenario}: {r}");
@@ -291,16 +290,7 @@ fn duration_bounds_the_run_and_other_statuses_are_counted() {
 #[test]
 fn text_report_names_throughput_percentiles_and_statuses() {
     let (addr, _) = server(true);
-    let out = bench(&[
-        "--url",
-        &format!("http://{addr}"),
-        "--scenario",
-        "richest",
-        "--requests",
-        "50",
-        "--connections",
-        "2",
-    ]);
+    let out = bench_against(addr, "richest", &["--requests", "50", "--connections", "2"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     for word in ["req/s", "p50", "p90", "p99", "max", "200: 50"] {
         assert!(
@@ -345,14 +335,7 @@ fn bounds_on_the_flags_are_enforced() {
 #[test]
 fn submit_binary_without_tips_fails_with_exit_1() {
     let (addr, seen) = server(false);
-    let out = bench(&[
-        "--url",
-        &format!("http://{addr}"),
-        "--scenario",
-        "submit-binary",
-        "--requests",
-        "5",
-    ]);
+    let out = bench_against(addr, "submit-binary", &["--requests", "5"]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("tips"), "{}", out.stderr);
     assert_eq!(

@@ -89,13 +89,7 @@ fn a_follower_applies_the_milestones_of_an_external_coordinator() {
 
     // On the coordinator node: spend the genesis output and confirm it.
     let receiver = format!("0x{}", "22".repeat(32));
-    let tx = genesis_spend(
-        vec![
-            basic_output(2_000_000, &receiver),
-            basic_output(DEV_SUPPLY - 2_000_000, GENESIS_ADDRESS),
-        ],
-        DEV_NETWORK,
-    );
+    let tx = genesis_split(2_000_000, &receiver);
     let tx_id = hex0x(&tx.id().unwrap());
     let tx_block = json!({"protocolVersion": 2, "payload": v2_payload(tx)});
     let tx_block_id = post_json(&coo, &tx_block);

@@ -48,6 +48,28 @@ use v2_support::{basic_output, dev_key_spend, hex0x, DEV_NETWORK, DEV_SUPPLY, GE
 
 /// The coordinator's seed in every test network.
 const COO_SEED: [u8; 32] = [7; 32];
+
+/// A node named `name` running the built-in coordinator of `COO_SEED`, a milestone every
+/// `interval` seconds (0: only on demand).
+fn coordinator(name: &'static str, interval: f64) -> NodeConfig {
+    NodeConfig::new(
+        name,
+        Role::Coordinator {
+            seed: COO_SEED,
+            interval,
+        },
+    )
+}
+
+/// A node named `name` following the coordinator of `COO_SEED`.
+fn follower(name: &'static str) -> NodeConfig {
+    NodeConfig::new(
+        name,
+        Role::Follower {
+            coordinator_seed: COO_SEED,
+        },
+    )
+}
 /// Identity seeds of A and C (§6: peer ids known up front).
 const SEED_A: [u8; 32] = [1; 32];
 const SEED_C: [u8; 32] = [3; 32];
@@ -68,36 +90,16 @@ fn secs(s: u64) -> Duration {
 /// Starts the line: B first (fixed port, so it can be restarted there; its own identity),
 /// then A (coordinator, `interval` s) and C (follower), both dialing B.
 fn start_line(interval: f64, b_args: &[&str]) -> (PeerNode, PeerNode, PeerNode) {
-    let b = PeerNode::start(
-        NodeConfig::new(
-            "B",
-            Role::Follower {
-                coordinator_seed: COO_SEED,
-            },
-        )
-        .port(free_port())
-        .args(b_args),
-    );
+    let b = PeerNode::start(follower("B").port(free_port()).args(b_args));
     let a = PeerNode::start(
-        NodeConfig::new(
-            "A",
-            Role::Coordinator {
-                seed: COO_SEED,
-                interval,
-            },
-        )
-        .identity(SEED_A)
-        .peer(&b.multiaddr, Some("bee")),
+        coordinator("A", interval)
+            .identity(SEED_A)
+            .peer(&b.multiaddr, Some("bee")),
     );
     let c = PeerNode::start(
-        NodeConfig::new(
-            "C",
-            Role::Follower {
-                coordinator_seed: COO_SEED,
-            },
-        )
-        .identity(SEED_C)
-        .peer(&b.multiaddr, Some("bee")),
+        follower("C")
+            .identity(SEED_C)
+            .peer(&b.multiaddr, Some("bee")),
     );
     (a, b, c)
 }
@@ -743,22 +745,11 @@ fn assert_same(nodes: &[&PeerNode], path: &str) {
 #[test]
 fn late_joiner_catches_up_to_an_identical_ledger() {
     // A issues milestones on demand so every node can stop at the same index.
-    let b = PeerNode::start(NodeConfig::new(
-        "B",
-        Role::Follower {
-            coordinator_seed: COO_SEED,
-        },
-    ));
+    let b = PeerNode::start(follower("B"));
     let a = PeerNode::start(
-        NodeConfig::new(
-            "A",
-            Role::Coordinator {
-                seed: COO_SEED,
-                interval: 0.0,
-            },
-        )
-        .identity(SEED_A)
-        .peer(&b.multiaddr, None),
+        coordinator("A", 0.0)
+            .identity(SEED_A)
+            .peer(&b.multiaddr, None),
     );
     a.wait_connected(&b.peer_id, true, UP);
     b.wait_connected(&a.peer_id, true, UP);
@@ -815,15 +806,10 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
 
     // C starts empty and catches up through B alone.
     let mut c = PeerNode::start(
-        NodeConfig::new(
-            "C",
-            Role::Follower {
-                coordinator_seed: COO_SEED,
-            },
-        )
-        .identity(SEED_C)
-        .port(free_port())
-        .peer(&b.multiaddr, None),
+        follower("C")
+            .identity(SEED_C)
+            .port(free_port())
+            .peer(&b.multiaddr, None),
     );
     c.wait_ledger_index(l, secs(60));
     assert_eq!(c.ledger_index(), l);
@@ -969,22 +955,8 @@ fn peering_json(node: &PeerNode) -> Vec<Value> {
 #[test]
 fn peer_routes_persist_in_peering_json_and_identity_survives_restart() {
     const SEED_E: [u8; 32] = [5; 32];
-    let mut d = PeerNode::start(NodeConfig::new(
-        "D",
-        Role::Coordinator {
-            seed: COO_SEED,
-            interval: 0.5,
-        },
-    ));
-    let e = PeerNode::start(
-        NodeConfig::new(
-            "E",
-            Role::Follower {
-                coordinator_seed: COO_SEED,
-            },
-        )
-        .identity(SEED_E),
-    );
+    let mut d = PeerNode::start(coordinator("D", 0.5));
+    let e = PeerNode::start(follower("E").identity(SEED_E));
     assert_eq!(e.peer_id, peer_id_of_seed(SEED_E));
 
     // D created its identity: Hornet's PEM in a 0700 store, file 0600.
@@ -1126,20 +1098,11 @@ fn no_p2p_runs_without_a_listener() {
 
 #[test]
 fn timeouts_read_heartbeat_age_and_unknown_peer_limit() {
-    let f = PeerNode::start(
-        NodeConfig::new(
-            "F",
-            Role::Coordinator {
-                seed: COO_SEED,
-                interval: 1.0,
-            },
-        )
-        .args(&[
-            "--p2p-read-timeout=2",
-            "--p2p-heartbeat-max-age=3",
-            "--p2p-unknown-peers-limit=3",
-        ]),
-    );
+    let f = PeerNode::start(coordinator("F", 1.0).args(&[
+        "--p2p-read-timeout=2",
+        "--p2p-heartbeat-max-age=3",
+        "--p2p-unknown-peers-limit=3",
+    ]));
     assert!(f.log().contains(&coordinator_public_key(COO_SEED)[2..]));
     let proto = gossip_protocol();
 
@@ -1348,27 +1311,13 @@ fn harness_identity_files_match_the_vectors_and_the_node_reader() {
 
 #[test]
 fn a_peer_given_by_dns_name_is_dialed_and_health_and_metrics_follow_hornet() {
-    let a = PeerNode::start(NodeConfig::new(
-        "A",
-        Role::Coordinator {
-            seed: COO_SEED,
-            interval: 0.5,
-        },
-    ));
+    let a = PeerNode::start(coordinator("A", 0.5));
     // /ip4/127.0.0.1/tcp/PORT/p2p/ID → /dns4/localhost/tcp/PORT/p2p/ID
     let by_name = a
         .multiaddr
         .replacen("/ip4/127.0.0.1/", "/dns4/localhost/", 1);
     assert_ne!(by_name, a.multiaddr, "{}", a.multiaddr);
-    let b = PeerNode::start(
-        NodeConfig::new(
-            "B",
-            Role::Follower {
-                coordinator_seed: COO_SEED,
-            },
-        )
-        .peer(&by_name, Some("A")),
-    );
+    let b = PeerNode::start(follower("B").peer(&by_name, Some("A")));
     let entry = b.wait_connected(&a.peer_id, true, UP);
     assert_eq!(entry["relation"], json!("known"));
     let shown = by_name.rsplit_once("/p2p/").expect("p2p part").0;
@@ -1411,12 +1360,7 @@ fn a_peer_given_by_dns_name_is_dialed_and_health_and_metrics_follow_hornet() {
     });
     // A follower without peers is not healthy; a node with its own coordinator is healthy
     // alone.
-    let lone = PeerNode::start(NodeConfig::new(
-        "lone follower",
-        Role::Follower {
-            coordinator_seed: COO_SEED,
-        },
-    ));
+    let lone = PeerNode::start(follower("lone follower"));
     let status = lone.info()["status"].clone();
     assert_eq!(status["isHealthy"], json!(false), "{status}");
     assert_eq!(a.info()["status"]["isHealthy"], json!(true));
@@ -1428,13 +1372,7 @@ fn a_peer_given_by_dns_name_is_dialed_and_health_and_metrics_follow_hornet() {
 
 #[test]
 fn a_taken_p2p_port_stops_the_start_and_names_the_flag() {
-    let node = PeerNode::start(NodeConfig::new(
-        "first",
-        Role::Coordinator {
-            seed: COO_SEED,
-            interval: 0.0,
-        },
-    ));
+    let node = PeerNode::start(coordinator("first", 0.0));
     let bound = node
         .multiaddr
         .rsplit_once("/p2p/")

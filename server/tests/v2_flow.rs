@@ -83,13 +83,7 @@ fn full_flow_tagged_data_transaction_milestone_and_reads() {
 
     // Spend the genesis output: 1 Mi to a new address, the rest back to the owner.
     let receiver = format!("0x{}", "11".repeat(32));
-    let tx = genesis_spend(
-        vec![
-            basic_output(1_000_000, &receiver),
-            basic_output(DEV_SUPPLY - 1_000_000, GENESIS_ADDRESS),
-        ],
-        DEV_NETWORK,
-    );
+    let tx = genesis_split(1_000_000, &receiver);
     let tx_id = hex0x(&tx.id().unwrap());
     let tx_block = json!({"protocolVersion": 2, "payload": Payload::Transaction(tx.clone())});
     let tx_block_id = post_json(&node, &tx_block);

@@ -263,10 +263,12 @@ fn version_network_payload_and_shape_errors_are_400() {
 fn media_types_and_body_limits() {
     let node = start();
     let sep = [0u8; 32];
+    // A JSON 415 naming the media type; v3 binary is not a v2 block.
     for ct in [
         "text/plain",
         "application/octet-stream",
         "application/xml",
+        "multipart/form-data",
         "application/vnd.ledger.serializer-v2",
         "application/vnd.iota.serializer-v2",
     ] {

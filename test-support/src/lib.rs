@@ -48,6 +48,14 @@ pub fn load_entries(generation: &str, file: &str) -> Vec<Value> {
     entries(&load(generation, file))
 }
 
+/// The v3 protocol parameters of the first entry of `vectors/nova/protocol_parameters.json`,
+/// the set the v3 vectors are built with.
+pub fn nova_protocol_parameters() -> ledger_codec::nova::ProtocolParameters {
+    let params = &load_entries("nova", "protocol_parameters.json")[0]["json"];
+    ledger_codec::nova::ProtocolParameters::from_json(&params.to_string())
+        .expect("vectors/nova/protocol_parameters.json parses")
+}
+
 /// Hex (`0x…` or bare) to bytes; panics with the vector's name on bad hex.
 pub fn hex_bytes(name: &str, s: &str) -> Vec<u8> {
     let s = ledger_codec::hexstr::strip_0x(s).unwrap_or(s);

@@ -51,13 +51,7 @@ impl Segment {
             .write(true)
             .open(&path)
             .map_err(|e| LogError::io("open", &path, e))?;
-        let map = map(&file, &path)?;
-        Ok(Self {
-            number,
-            path,
-            file,
-            map,
-        })
+        Self::mapped(number, path, file)
     }
 
     /// Creates segment `number` of `size` bytes: header, zero-filled rest, fsynced, then
@@ -81,6 +75,11 @@ impl Segment {
             .map_err(|e| LogError::io("fsync", &tmp, e))?;
         fs::rename(&tmp, &path).map_err(|e| LogError::io("rename", &tmp, e))?;
         sync_dir(dir)?;
+        Self::mapped(number, path, file)
+    }
+
+    /// Segment `number`, its open `file` at `path` mapped whole.
+    fn mapped(number: u32, path: PathBuf, file: File) -> Result<Self, LogError> {
         let map = map(&file, &path)?;
         Ok(Self {
             number,

@@ -134,12 +134,7 @@ impl Log {
             return Err(LogError::io("fsync", &seg.path, e));
         }
         drop(w);
-        let mut s = lock(&inner.sync);
-        s.synced = s.synced.max(end);
-        let ready = s.take_ready();
-        drop(s);
-        inner.done.notify_all();
-        ready.fire();
+        inner.settle(|s| s.synced = s.synced.max(end));
         Ok(())
     }
 }
@@ -157,12 +152,18 @@ impl Inner {
 
     pub(super) fn poison(&self) {
         self.poisoned.store(true, Ordering::Release);
+        self.settle(|s| s.failed = true);
+    }
+
+    /// Changes the sync state with `change`, then wakes the threads waiting for durability
+    /// and calls the callbacks that became ready, outside the lock.
+    fn settle(&self, change: impl FnOnce(&mut SyncState)) {
         let mut s = lock(&self.sync);
-        s.failed = true;
-        let waiting = s.take_ready();
+        change(&mut s);
+        let ready = s.take_ready();
         drop(s);
         self.done.notify_all();
-        waiting.fire();
+        ready.fire();
     }
 
     /// The background fsync loop of [`Durability::Group`] and [`Durability::Deferred`].
@@ -187,14 +188,7 @@ impl Inner {
             let segment = Location::from_u64(target).segment;
             let result = self.segment(segment).map(|seg| (seg, self.commit(seg)));
             match result {
-                Ok((_, Ok(()))) => {
-                    let mut s = lock(&self.sync);
-                    s.synced = s.synced.max(target);
-                    let ready = s.take_ready();
-                    drop(s);
-                    self.done.notify_all();
-                    ready.fire();
-                }
+                Ok((_, Ok(()))) => self.settle(|s| s.synced = s.synced.max(target)),
                 Ok((seg, Err(e))) => {
                     tracing::error!(path = %seg.path.display(), error = %e, "log fsync failed");
                     self.poison();

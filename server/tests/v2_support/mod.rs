@@ -70,6 +70,18 @@ pub fn genesis_spend(outputs: Vec<Value>, network: &str) -> Transaction<'static>
     dev_key_spend(([0; 32], 0), &genesis_output(), outputs, network)
 }
 
+/// A dev-network transaction sending `amount` of the genesis output to `receiver` (0x hex
+/// Ed25519 address) and the rest back to the genesis address.
+pub fn genesis_split(amount: u64, receiver: &str) -> Transaction<'static> {
+    genesis_spend(
+        vec![
+            basic_output(amount, receiver),
+            basic_output(DEV_SUPPLY - amount, GENESIS_ADDRESS),
+        ],
+        DEV_NETWORK,
+    )
+}
+
 /// A transaction spending output `input` (transaction id, index), which is `spent` and owned
 /// by the dev genesis key, into `outputs` (amounts must add up), signed with that key.
 pub fn dev_key_spend(
