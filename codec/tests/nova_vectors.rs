@@ -132,20 +132,9 @@ fn outputs_round_trip_and_storage_score() {
         let name = str_of(&v, "name");
         check_params_ref(name, &v);
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
-        let o = Output::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
-        assert_eq!(o.to_bytes().unwrap(), bytes, "vector {name}: re-encode");
-        assert_eq!(
-            serde_json::to_value(&o).unwrap(),
-            v["json"],
-            "vector {name}: to JSON"
-        );
-        let from = Output::from_json(&v["json"].to_string())
-            .unwrap_or_else(|e| panic!("vector {name}: {e}"));
-        assert_eq!(
-            from.to_bytes().unwrap(),
-            bytes,
-            "vector {name}: JSON to bytes"
-        );
+        let o: Output<'_> = round_trip(name, &bytes, &v["json"], |j| {
+            Output::from_json(j)?.to_bytes()
+        });
         assert_eq!(
             o.storage_score(&p.storage_score_parameters).unwrap(),
             num(&v["storageScore"]),
@@ -157,6 +146,36 @@ fn outputs_round_trip_and_storage_score() {
             "vector {name}: min deposit"
         );
     }
+}
+
+/// Decodes vector `name`'s `bytes`, and checks that the value re-encodes to them, serializes
+/// to `json`, and that `json` read back by `from_json_to_bytes` encodes to them too.
+fn round_trip<'a, T: Codec<'a> + serde::Serialize>(
+    name: &str,
+    bytes: &'a [u8],
+    json: &Value,
+    from_json_to_bytes: impl Fn(&str) -> ledger_codec::Result<Vec<u8>>,
+) -> T {
+    let value = T::decode(bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
+    assert_eq!(value.to_bytes().unwrap(), bytes, "vector {name}: re-encode");
+    assert_eq!(
+        &serde_json::to_value(&value).unwrap(),
+        json,
+        "vector {name}: to JSON"
+    );
+    let from = from_json_to_bytes(&json.to_string())
+        .unwrap_or_else(|e| panic!("vector {name}: from JSON: {e}"));
+    assert_eq!(from, bytes, "vector {name}: JSON to bytes");
+    value
+}
+
+/// Reads `json` with serde as `T` and encodes it.
+fn json_to_bytes<T: Codec<'static> + serde::de::DeserializeOwned>(
+    json: &str,
+) -> ledger_codec::Result<Vec<u8>> {
+    serde_json::from_str::<T>(json)
+        .unwrap_or_else(|e| panic!("JSON: {e}"))
+        .to_bytes()
 }
 
 /// Checks the `derived.transaction`-like fields of a signed transaction.
@@ -258,20 +277,9 @@ fn blocks_decode_json_ids_signatures_work_score() {
         check_params_ref(name, &v);
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
         let d = &v["derived"];
-        let b = Block::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
-        assert_eq!(b.to_bytes().unwrap(), bytes, "vector {name}: re-encode");
-        assert_eq!(
-            serde_json::to_value(&b).unwrap(),
-            v["json"],
-            "vector {name}: bytes to JSON"
-        );
-        let from = Block::from_json(&v["json"].to_string())
-            .unwrap_or_else(|e| panic!("vector {name}: {e}"));
-        assert_eq!(
-            from.to_bytes().unwrap(),
-            bytes,
-            "vector {name}: JSON to bytes"
-        );
+        let b: Block<'_> = round_trip(name, &bytes, &v["json"], |j| {
+            Block::from_json(j)?.to_bytes()
+        });
         assert_eq!(
             to_hex(&b.id(&p).unwrap()),
             str_of(&v, "id"),
@@ -367,19 +375,9 @@ fn signed_transactions() {
         let name = str_of(&v, "name");
         check_params_ref(name, &v);
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
-        let p = Payload::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
-        assert_eq!(p.to_bytes().unwrap(), bytes, "vector {name}: re-encode");
-        assert_eq!(
-            serde_json::to_value(&p).unwrap(),
-            v["json"],
-            "vector {name}: to JSON"
-        );
-        let from: Payload<'static> = serde_json::from_value(v["json"].clone()).unwrap();
-        assert_eq!(
-            from.to_bytes().unwrap(),
-            bytes,
-            "vector {name}: JSON to bytes"
-        );
+        let p: Payload<'_> = round_trip(name, &bytes, &v["json"], |j| {
+            json_to_bytes::<Payload<'static>>(j)
+        });
         let Payload::SignedTransaction(stx) = &p else {
             panic!("vector {name}: not a signed transaction")
         };
@@ -429,20 +427,9 @@ fn output_id_proofs() {
     for v in entries {
         let name = str_of(&v, "name");
         let bytes = common::hex_bytes(name, str_of(&v, "bytes"));
-        let p =
-            OutputIdProof::decode(&bytes).unwrap_or_else(|e| panic!("vector {name}: decode: {e}"));
-        assert_eq!(p.to_bytes().unwrap(), bytes, "vector {name}: re-encode");
-        assert_eq!(
-            serde_json::to_value(&p).unwrap(),
-            v["json"],
-            "vector {name}: to JSON"
-        );
-        let from: OutputIdProof<'static> = serde_json::from_value(v["json"].clone()).unwrap();
-        assert_eq!(
-            from.to_bytes().unwrap(),
-            bytes,
-            "vector {name}: JSON to bytes"
-        );
+        let p: OutputIdProof<'_> = round_trip(name, &bytes, &v["json"], |j| {
+            json_to_bytes::<OutputIdProof<'static>>(j)
+        });
         let stx_bytes = common::hex_bytes(name, str_of(&v, "signedTransactionBytes"));
         let Payload::SignedTransaction(stx) = Payload::decode(&stx_bytes).unwrap() else {
             panic!("vector {name}: not a signed transaction")

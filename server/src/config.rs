@@ -143,26 +143,10 @@ impl NodeConfig {
 
     /// Fills in the defaults of merged settings and checks them.
     pub fn from_args(args: RunArgs) -> Result<Self, ConfigError> {
-        let pow_workers = match args.pow_workers {
-            Some(0) => {
-                return Err(ConfigError::Invalid {
-                    name: "pow-workers",
-                    reason: "must be at least 1",
-                })
-            }
-            Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
-        let api_body_limit = match args.api_body_limit {
-            Some(0) => {
-                return Err(ConfigError::Invalid {
-                    name: "api-body-limit",
-                    reason: "must be at least 1",
-                })
-            }
-            Some(n) => n,
-            None => DEFAULT_BODY_LIMIT,
-        };
+        let pow_workers = at_least_one("pow-workers", args.pow_workers)?
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let api_body_limit =
+            at_least_one("api-body-limit", args.api_body_limit)?.unwrap_or(DEFAULT_BODY_LIMIT);
         let routes = |given: Option<Vec<String>>, default: &[&str]| match given {
             Some(list) => list
                 .into_iter()
@@ -208,28 +192,23 @@ impl NodeConfig {
             });
         }
         let signers = coordinator_public_keys.len() + usize::from(coordinator);
-        let milestone_threshold = match args.milestone_threshold {
-            Some(0) => {
-                return Err(ConfigError::Invalid {
-                    name: "milestone-threshold",
-                    reason: "must be at least 1",
-                })
-            }
-            Some(n) if n > 1 && coordinator => {
-                return Err(ConfigError::Invalid {
-                    name: "milestone-threshold",
-                    reason: "the built-in coordinator signs alone: use 1, or --no-coordinator",
-                })
-            }
-            Some(n) if n > signers && signers > 0 => {
-                return Err(ConfigError::Invalid {
-                    name: "milestone-threshold",
-                    reason: "exceeds the number of coordinator keys",
-                })
-            }
-            Some(n) => n,
-            None => 1,
-        };
+        let milestone_threshold =
+            match at_least_one("milestone-threshold", args.milestone_threshold)? {
+                Some(n) if n > 1 && coordinator => {
+                    return Err(ConfigError::Invalid {
+                        name: "milestone-threshold",
+                        reason: "the built-in coordinator signs alone: use 1, or --no-coordinator",
+                    })
+                }
+                Some(n) if n > signers && signers > 0 => {
+                    return Err(ConfigError::Invalid {
+                        name: "milestone-threshold",
+                        reason: "exceeds the number of coordinator keys",
+                    })
+                }
+                Some(n) => n,
+                None => 1,
+            };
         Ok(Self {
             p2p,
             data_dir: args
@@ -271,16 +250,8 @@ impl NodeConfig {
                 args.http_body_timeout,
                 DEFAULT_BODY_TIMEOUT,
             )?,
-            http_max_connections: match args.http_max_connections {
-                Some(0) => {
-                    return Err(ConfigError::Invalid {
-                        name: "http-max-connections",
-                        reason: "must be at least 1",
-                    })
-                }
-                Some(n) => n,
-                None => crate::serve::default_max_connections(),
-            },
+            http_max_connections: at_least_one("http-max-connections", args.http_max_connections)?
+                .unwrap_or_else(crate::serve::default_max_connections),
             http_max_buffered_body: match args.http_max_buffered_body {
                 Some(n) if n < api_body_limit => {
                     return Err(ConfigError::Invalid {
@@ -343,6 +314,17 @@ fn p2p_config(
         read_timeout: seconds("p2p-read-timeout", args.p2p_read_timeout, 60.0)?,
         heartbeat_max_age: seconds("p2p-heartbeat-max-age", args.p2p_heartbeat_max_age, 100.0)?,
     }))
+}
+
+/// The count given for flag `name`, refused when it is 0.
+fn at_least_one(name: &'static str, given: Option<usize>) -> Result<Option<usize>, ConfigError> {
+    match given {
+        Some(0) => Err(ConfigError::Invalid {
+            name,
+            reason: "must be at least 1",
+        }),
+        other => Ok(other),
+    }
 }
 
 /// A positive, finite number of seconds from flag `name`, or `default`.

@@ -104,6 +104,19 @@ fn start_line(interval: f64, b_args: &[&str]) -> (PeerNode, PeerNode, PeerNode) 
     (a, b, c)
 }
 
+/// `entry`, a `/peers` entry, is Hornet-shaped and shows `peer` as known (configured) under
+/// `alias` at its exact transport address.
+fn assert_known(entry: &Value, alias: &str, peer: &PeerNode) {
+    assert_peer_shape(entry);
+    assert_eq!(entry["relation"], json!("known"), "{entry}");
+    assert_eq!(entry["alias"], json!(alias), "{entry}");
+    assert_eq!(
+        entry["multiAddresses"],
+        json!([peer.transport_addr()]),
+        "{entry}"
+    );
+}
+
 /// Snapshot of one `/peers` entry's metrics.
 fn metrics_of(node: &PeerNode, peer: &str) -> Value {
     node.entry(peer)["gossip"]["metrics"].clone()
@@ -222,14 +235,7 @@ fn check_up(a: &PeerNode, b: &PeerNode, c: &PeerNode) {
     // The ends know B as configured, under its alias and its exact address.
     for end in [a, c] {
         let entry = end.wait_connected(&b.peer_id, true, UP);
-        assert_peer_shape(&entry);
-        assert_eq!(entry["relation"], json!("known"), "{entry}");
-        assert_eq!(entry["alias"], json!("bee"), "{entry}");
-        assert_eq!(
-            entry["multiAddresses"],
-            json!([b.transport_addr()]),
-            "{entry}"
-        );
+        assert_known(&entry, "bee", &b);
         let single = end.get_auth(&format!("{}/{}", p2p_support::PEERS, b.peer_id));
         assert_eq!(
             single.status, 200,
@@ -1002,15 +1008,8 @@ fn peer_routes_persist_in_peering_json_and_identity_survives_restart() {
         String::from_utf8_lossy(&added.body)
     );
     let added = added.json();
-    assert_peer_shape(&added);
     assert_eq!(added["id"], json!(e.peer_id), "{added}");
-    assert_eq!(added["alias"], json!("echo"), "{added}");
-    assert_eq!(added["relation"], json!("known"), "{added}");
-    assert_eq!(
-        added["multiAddresses"],
-        json!([e.transport_addr()]),
-        "{added}"
-    );
+    assert_known(&added, "echo", &e);
     let entry = d.wait_connected(&e.peer_id, true, UP);
     assert_eq!(entry["alias"], json!("echo"), "{entry}");
     let back = e.wait_connected(&d.peer_id, true, UP);
