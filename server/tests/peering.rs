@@ -235,7 +235,7 @@ fn check_up(a: &PeerNode, b: &PeerNode, c: &PeerNode) {
     // The ends know B as configured, under its alias and its exact address.
     for end in [a, c] {
         let entry = end.wait_connected(&b.peer_id, true, UP);
-        assert_known(&entry, "bee", &b);
+        assert_known(&entry, "bee", b);
         let single = end.get_auth(&format!("{}/{}", p2p_support::PEERS, b.peer_id));
         assert_eq!(
             single.status, 200,
