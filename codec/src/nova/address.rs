@@ -38,65 +38,50 @@ pub(crate) fn write_capabilities(b: &Bytes<'_>, out: &mut Vec<u8>) -> Result<()>
     Ok(())
 }
 
-/// Ed25519 address: BLAKE2b-256 of the public key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PubKeyHash<'a> {
-    /// The hash.
-    pub pub_key_hash: Hash32<'a>,
-}
+/// Declares an address body that is one 32-byte id, named `$field` in JSON (camelCase):
+/// the struct, its codec (the 32 bytes) and `into_owned`.
+macro_rules! id_address {
+    ($t:ident, $field:ident, $doc:literal, $field_doc:literal) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        pub struct $t<'a> {
+            #[doc = $field_doc]
+            pub $field: Hash32<'a>,
+        }
 
-/// Account address.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct AccountId<'a> {
-    /// The account id.
-    pub account_id: Hash32<'a>,
-}
-
-/// NFT address.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NftId<'a> {
-    /// The NFT id.
-    pub nft_id: Hash32<'a>,
-}
-
-/// Anchor address.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct AnchorId<'a> {
-    /// The anchor id.
-    pub anchor_id: Hash32<'a>,
-}
-
-macro_rules! id_codec {
-    ($t:ident, $f:ident) => {
         impl<'a> Codec<'a> for $t<'a> {
             fn read(r: &mut Reader<'a>) -> Result<Self> {
                 Ok(Self {
-                    $f: Hash32::borrowed(r.array()?),
+                    $field: Hash32::borrowed(r.array()?),
                 })
             }
             fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-                out.extend_from_slice(self.$f.as_array());
+                out.extend_from_slice(self.$field.as_array());
                 Ok(())
             }
         }
+
         impl $t<'_> {
             /// Detaches from the input buffer.
             pub fn into_owned(self) -> $t<'static> {
                 $t {
-                    $f: self.$f.into_owned(),
+                    $field: self.$field.into_owned(),
                 }
             }
         }
     };
 }
-id_codec!(PubKeyHash, pub_key_hash);
-id_codec!(AccountId, account_id);
-id_codec!(NftId, nft_id);
-id_codec!(AnchorId, anchor_id);
+
+id_address!(
+    PubKeyHash,
+    pub_key_hash,
+    "Ed25519 address: BLAKE2b-256 of the public key.",
+    "The hash."
+);
+id_address!(AccountId, account_id, "Account address.", "The account id.");
+id_address!(NftId, nft_id, "NFT address.", "The NFT id.");
+id_address!(AnchorId, anchor_id, "Anchor address.", "The anchor id.");
 
 /// One member of a multi address.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
