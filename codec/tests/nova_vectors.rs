@@ -281,6 +281,11 @@ fn blocks_decode_json_ids_signatures_work_score() {
             Block::from_json(j)?.to_bytes()
         });
         assert_eq!(
+            Block::json_to_bytes(&v["json"].to_string()).unwrap(),
+            bytes,
+            "vector {name}: json_to_bytes"
+        );
+        assert_eq!(
             to_hex(&b.id(&p).unwrap()),
             str_of(&v, "id"),
             "vector {name}: block id"
@@ -494,4 +499,20 @@ fn ed25519_zip215_signature_against_address() {
             "vector {name}: validity (address matches: {matches})"
         );
     }
+}
+
+#[test]
+fn json_to_bytes_encodes_without_the_binary_rules_that_from_json_applies() {
+    let v = &common::load_entries("nova", "blocks.json")[0];
+    let mut json = v["json"].clone();
+    let parents = json["body"]["strongParents"].as_array_mut().unwrap();
+    parents.swap(0, 1);
+    let text = json.to_string();
+    let err = Block::from_json(&text).unwrap_err().to_string();
+    assert!(err.contains("not sorted"), "{err}");
+    // Encoded once, as given; decoding those bytes applies the rule.
+    let bytes = Block::json_to_bytes(&text).unwrap();
+    let err = Block::decode(&bytes).unwrap_err().to_string();
+    assert!(err.contains("not sorted"), "{err}");
+    assert!(Block::json_to_bytes("{\"header\": 1}").is_err());
 }

@@ -473,23 +473,30 @@ impl<'a> Codec<'a> for Block<'a> {
     }
 }
 
+/// A block's JSON as read, before the binary rules are checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockJson {
+    header: Header,
+    body: Body<'static>,
+    signature: Signature<'static>,
+}
+
+impl BlockJson {
+    fn into_block(self) -> Block<'static> {
+        Block {
+            header: Cow::Owned(self.header),
+            body: self.body,
+            signature: self.signature,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Block<'_> {
     /// JSON is checked by the same rules as the binary form: the value is
     /// encoded and decoded again.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Raw {
-            header: Header,
-            body: Body<'static>,
-            signature: Signature<'static>,
-        }
-        let raw = Raw::deserialize(d)?;
-        let b = Block {
-            header: Cow::Owned(raw.header),
-            body: raw.body,
-            signature: raw.signature,
-        };
+        let b = BlockJson::deserialize(d)?.into_block();
         b.to_bytes()
             .and_then(|bytes| Block::decode(&bytes).map(drop))
             .map_err(|e| D::Error::custom(format!("invalid block: {e}")))?;
@@ -523,6 +530,19 @@ impl<'a> Block<'a> {
     /// Malformed JSON, or any syntactic rule the binary decoder enforces.
     pub fn from_json(s: &str) -> Result<Block<'static>> {
         serde_json::from_str(s).map_err(|e| Error::new(ErrorKind::Json(e.to_string())))
+    }
+
+    /// The bytes of a block given as JSON, encoded once and not decoded again: for a caller
+    /// that decodes them next anyway (the node's submit), so that the binary rules run once.
+    /// [`Block::from_json`] is the checked way to read JSON.
+    ///
+    /// # Errors
+    /// Malformed JSON, or a value with no wire form (a list longer than its prefix counts).
+    pub fn json_to_bytes(s: &str) -> Result<Vec<u8>> {
+        serde_json::from_str::<BlockJson>(s)
+            .map_err(|e| Error::new(ErrorKind::Json(e.to_string())))?
+            .into_block()
+            .to_bytes()
     }
 
     /// Detaches from the input buffer.

@@ -95,7 +95,7 @@ async fn store(
     Ok(response)
 }
 
-/// The serialized block of a submit body: v3 binary as is, JSON parsed and re-encoded.
+/// The serialized block of a submit body: v3 binary as is, JSON parsed and encoded.
 fn block_bytes(body: &RawBody) -> Result<Vec<u8>, ApiError> {
     match body.media.encoding() {
         // A v2 block type on the v3 route: the client picked the wrong media type.
@@ -108,10 +108,8 @@ fn block_bytes(body: &RawBody) -> Result<Vec<u8>, ApiError> {
             let text = std::str::from_utf8(&body.bytes).map_err(|e| {
                 ApiError::bad_request(format!("invalid JSON body: not UTF-8 ({e})"))
             })?;
-            let block = nova::Block::from_json(text)
-                .map_err(|e| ApiError::bad_request(format!("invalid block: {e}")))?;
-            block
-                .to_bytes()
+            // Encoded once; the engine's decode applies the binary rules.
+            nova::Block::json_to_bytes(text)
                 .map_err(|e| ApiError::bad_request(format!("invalid block: {e}")))
         }
     }
