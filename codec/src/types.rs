@@ -484,6 +484,23 @@ pub mod tagged {
     }
 }
 
+/// `into_owned` for an enum whose every variant wraps one value that has its own
+/// `into_owned`: `into_owned_variants!(Feature: Sender, Issuer, Metadata, Tag)`.
+macro_rules! into_owned_variants {
+    ($t:ident: $($var:ident),+ $(,)?) => {
+        impl $t<'_> {
+            /// Detaches from the input buffer.
+            pub fn into_owned(self) -> $t<'static> {
+                match self {
+                    $(Self::$var(x) => $t::$var(x.into_owned()),)+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use into_owned_variants;
+
 #[cfg(test)]
 mod tests {
     use crate::stardust::{Block, Output};

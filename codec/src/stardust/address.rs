@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::types::{tagged, Hash32};
+use crate::types::{into_owned_variants, tagged, Hash32};
 use crate::wire::{type_bytes, Codec, Reader};
 
 /// An address: a type byte and a 32-byte identifier.
@@ -18,6 +18,8 @@ pub enum Address<'a> {
 }
 
 type_bytes!(Address<'_> { ED25519 = 0 => Ed25519, ALIAS = 8 => Alias, NFT = 16 => Nft });
+
+into_owned_variants!(Address: Ed25519, Alias, Nft);
 
 impl<'a> Address<'a> {
     /// Serialized length.
@@ -36,15 +38,6 @@ impl<'a> Address<'a> {
         a[0] = self.kind();
         a[1..].copy_from_slice(self.id());
         a
-    }
-
-    /// Detaches from the input buffer.
-    pub fn into_owned(self) -> Address<'static> {
-        match self {
-            Self::Ed25519(h) => Address::Ed25519(h.into_owned()),
-            Self::Alias(h) => Address::Alias(h.into_owned()),
-            Self::Nft(h) => Address::Nft(h.into_owned()),
-        }
     }
 
     /// Bech32 (BIP-173) form with the given human-readable part.

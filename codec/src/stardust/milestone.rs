@@ -15,7 +15,9 @@ use super::protocol::ProtocolParameters;
 use super::unlock::{sig_list, Ed25519Signature};
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::hash::blake2b256;
-use crate::types::{fixed_list, tagged, u64_str, Bytes, Fixed, FixedList, Hash32};
+use crate::types::{
+    fixed_list, into_owned_variants, tagged, u64_str, Bytes, Fixed, FixedList, Hash32,
+};
 use crate::wire::{
     check_strictly_ascending, read_optional, type_bytes, write_optional, Codec, Len, Prefix, Reader,
 };
@@ -248,15 +250,7 @@ type_bytes!(MilestoneOption<'_> {
     RECEIPT = 0 => Receipt, PROTOCOL_PARAMS = 1 => ProtocolParams,
 });
 
-impl MilestoneOption<'_> {
-    /// Detaches from the input buffer.
-    pub fn into_owned(self) -> MilestoneOption<'static> {
-        match self {
-            Self::Receipt(r) => MilestoneOption::Receipt(r.into_owned()),
-            Self::ProtocolParams(p) => MilestoneOption::ProtocolParams(p.into_owned()),
-        }
-    }
-}
+into_owned_variants!(MilestoneOption: Receipt, ProtocolParams);
 
 impl<'a> Codec<'a> for MilestoneOption<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {

@@ -12,7 +12,7 @@ use super::address::Address;
 use super::check_types_ascending;
 use super::protocol::RentStructure;
 use crate::error::{Context, Error, ErrorKind, Result};
-use crate::types::{tagged, u64_str, Bytes, Fixed, Hash32, U256};
+use crate::types::{into_owned_variants, tagged, u64_str, Bytes, Fixed, Hash32, U256};
 use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
 
 /// Native tokens per output: at most 64.
@@ -438,6 +438,8 @@ type_bytes!(Feature<'_> {
     SENDER = 0 => Sender, ISSUER = 1 => Issuer, METADATA = 2 => Metadata, TAG = 3 => Tag,
 });
 
+into_owned_variants!(Feature: Sender, Issuer, Metadata, Tag);
+
 impl Feature<'_> {
     /// Serialized length in bytes (type byte and length prefix included), without encoding.
     pub fn encoded_len(&self) -> usize {
@@ -445,16 +447,6 @@ impl Feature<'_> {
             Self::Sender(_) | Self::Issuer(_) => 1 + Address::LEN,
             Self::Metadata(b) => (1 + METADATA.width()).saturating_add(b.len()),
             Self::Tag(b) => (1 + TAG.width()).saturating_add(b.len()),
-        }
-    }
-
-    /// Detaches from the input buffer.
-    pub fn into_owned(self) -> Feature<'static> {
-        match self {
-            Self::Sender(a) => Feature::Sender(a.into_owned()),
-            Self::Issuer(a) => Feature::Issuer(a.into_owned()),
-            Self::Metadata(b) => Feature::Metadata(b.into_owned()),
-            Self::Tag(b) => Feature::Tag(b.into_owned()),
         }
     }
 }

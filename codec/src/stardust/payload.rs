@@ -15,7 +15,7 @@ use super::protocol::ProtocolParameters;
 use super::unlock::Unlock;
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::hash::blake2b256;
-use crate::types::{tagged, u64_str, Bytes, Hash32};
+use crate::types::{into_owned_variants, tagged, u64_str, Bytes, Hash32};
 use crate::wire::{read_optional, write_optional, Codec, Len, Prefix, Reader};
 
 /// Tagged data tag: 0..=64 bytes.
@@ -488,6 +488,8 @@ pub enum Payload<'a> {
     Milestone(Milestone<'a>),
 }
 
+into_owned_variants!(Payload: TaggedData, Transaction, Milestone);
+
 impl Payload<'_> {
     /// Payload type.
     pub fn kind(&self) -> u32 {
@@ -495,15 +497,6 @@ impl Payload<'_> {
             Self::TaggedData(_) => TaggedData::KIND,
             Self::Transaction(_) => Transaction::KIND,
             Self::Milestone(_) => Milestone::KIND,
-        }
-    }
-
-    /// Detaches from the input buffer.
-    pub fn into_owned(self) -> Payload<'static> {
-        match self {
-            Self::TaggedData(p) => Payload::TaggedData(p.into_owned()),
-            Self::Transaction(p) => Payload::Transaction(p.into_owned()),
-            Self::Milestone(p) => Payload::Milestone(p.into_owned()),
         }
     }
 }
