@@ -193,32 +193,22 @@ fn check_transaction(name: &str, stx: &SignedTransaction<'_>, d: &Value) {
         tx.encode_essence(&mut e).unwrap();
         assert_eq!(to_hex(&e), b, "vector {name}: essence bytes");
     }
-    assert_eq!(
-        to_hex(&tx.transaction_commitment().unwrap()),
-        str_of(d, "transactionCommitment"),
-        "vector {name}"
-    );
-    assert_eq!(
-        to_hex(&tx.output_commitment().unwrap()),
-        str_of(d, "outputCommitment"),
-        "vector {name}"
-    );
     let id = tx.id().unwrap();
-    assert_eq!(
-        to_hex(&id),
-        str_of(d, "transactionId"),
-        "vector {name}: transaction id"
-    );
-    assert_eq!(
-        to_hex(&tx.signing_message().unwrap()),
-        str_of(d, "transactionSigningMessage"),
-        "vector {name}"
-    );
-    assert_eq!(
-        to_hex(&stx.id().unwrap()),
-        str_of(d, "signedTransactionId"),
-        "vector {name}: signed tx id"
-    );
+    for (field, got) in [
+        (
+            "transactionCommitment",
+            to_hex(&tx.transaction_commitment().unwrap()),
+        ),
+        ("outputCommitment", to_hex(&tx.output_commitment().unwrap())),
+        ("transactionId", to_hex(&id)),
+        (
+            "transactionSigningMessage",
+            to_hex(&tx.signing_message().unwrap()),
+        ),
+        ("signedTransactionId", to_hex(&stx.id().unwrap())),
+    ] {
+        assert_eq!(got, str_of(d, field), "vector {name}: {field}");
+    }
     let ids: Vec<String> = (0..tx.outputs.len())
         .map(|i| to_hex(&Transaction::output_id(&id, i as u16)))
         .collect();

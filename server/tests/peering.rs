@@ -879,13 +879,7 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
     // T4: B makes C known (POST turns the unknown inbound peer into a known one); C is
     // killed, its store deleted but for identity.key, and restarted empty: B shows it
     // disconnected meanwhile, then the same peer id again, and C catches up as before.
-    let posted = b.post_peer(&json!({"multiAddress": c.multiaddr, "alias": "sea"}));
-    assert_eq!(
-        posted.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&posted.body)
-    );
+    b.add_peer(&c.multiaddr, "sea");
     let entry = b.entry(&c.peer_id);
     assert_eq!(entry["relation"], json!("known"), "{entry}");
     assert_eq!(entry["alias"], json!("sea"), "{entry}");
@@ -1000,14 +994,7 @@ fn peer_routes_persist_in_peering_json_and_identity_survives_restart() {
     assert!(peering_json(&d).is_empty());
 
     // POST adds a known peer, persists it and connects.
-    let added = d.post_peer(&json!({"multiAddress": e.multiaddr, "alias": "echo"}));
-    assert_eq!(
-        added.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&added.body)
-    );
-    let added = added.json();
+    let added = d.add_peer(&e.multiaddr, "echo");
     assert_eq!(added["id"], json!(e.peer_id), "{added}");
     assert_known(&added, "echo", &e);
     let entry = d.wait_connected(&e.peer_id, true, UP);

@@ -420,6 +420,19 @@ impl PeerNode {
         )
     }
 
+    /// `POST /peers` with the token, which must answer 201; the added peer's entry.
+    pub fn add_peer(&self, multiaddr: &str, alias: &str) -> Value {
+        let reply = self.post_peer(&json!({"multiAddress": multiaddr, "alias": alias}));
+        assert_eq!(
+            reply.status,
+            201,
+            "POST /peers on {}: {}",
+            self.config.name,
+            String::from_utf8_lossy(&reply.body)
+        );
+        reply.json()
+    }
+
     /// `DELETE /peers/{id}` with the token.
     pub fn delete_peer(&self, id: &str) -> Reply {
         let bearer = format!("Bearer {}", self.token);
