@@ -37,56 +37,60 @@ use ledger_codec::types::U256;
 /// Most distinct native tokens over the inputs and outputs of one transaction.
 pub const MAX_NATIVE_TOKENS: usize = 64;
 
-/// Why a referenced transaction was not applied (block metadata `conflictReason`).
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ConflictReason {
+/// Declares [`ConflictReason`] from one table: each reason's doc, code and text.
+macro_rules! conflict_reasons {
+    ($($(#[doc = $doc:literal])* $name:ident = $code:literal => $text:literal,)+) => {
+        /// Why a referenced transaction was not applied (block metadata `conflictReason`).
+        #[repr(u8)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ConflictReason {
+            $($(#[doc = $doc])* $name = $code,)+
+        }
+
+        impl ConflictReason {
+            /// Every reason, in code order.
+            pub const ALL: &'static [ConflictReason] = &[$(Self::$name,)+];
+
+            /// Human-readable text.
+            pub fn text(self) -> &'static str {
+                match self {
+                    $(Self::$name => $text,)+
+                }
+            }
+        }
+    };
+}
+
+conflict_reasons! {
     /// An input was already spent by an earlier milestone.
-    InputAlreadySpent = 1,
+    InputAlreadySpent = 1 => "input already spent",
     /// An input was spent by an earlier transaction of the same milestone.
-    InputSpentInThisMilestone = 2,
+    InputSpentInThisMilestone = 2 => "input already spent in this milestone",
     /// An input references an output that does not exist.
-    InputNotFound = 3,
+    InputNotFound = 3 => "input not found",
     /// The input and output amounts differ.
-    AmountMismatch = 4,
+    AmountMismatch = 4 => "sum of input and output amounts does not match",
     /// A signature does not verify or does not belong to the owning address.
-    InvalidSignature = 5,
+    InvalidSignature = 5 => "invalid signature",
     /// An input's timelock is not expired at the milestone timestamp.
-    TimelockNotExpired = 6,
+    TimelockNotExpired = 6 => "timelock not expired",
     /// Native tokens do not balance or exceed the count limit.
-    InvalidNativeTokens = 7,
+    InvalidNativeTokens = 7 => "invalid native tokens",
     /// A storage deposit return is not fulfilled by the outputs.
-    ReturnAmountNotFulfilled = 8,
+    ReturnAmountNotFulfilled = 8 => "storage deposit return amount not fulfilled",
     /// An input's unlock is of the wrong kind or references the wrong unlock.
-    InvalidInputUnlock = 9,
+    InvalidInputUnlock = 9 => "invalid input unlock",
     /// The inputs commitment does not match the consumed outputs.
-    InvalidInputsCommitment = 10,
+    InvalidInputsCommitment = 10 => "invalid inputs commitment",
     /// A Sender feature's address is not unlocked by the transaction.
-    InvalidSender = 11,
+    InvalidSender = 11 => "sender not unlocked",
     /// An alias, NFT or foundry transition breaks its rules.
-    InvalidChainStateTransition = 12,
+    InvalidChainStateTransition = 12 => "invalid chain state transition",
     /// Any other semantic failure.
-    SemanticValidationFailed = 255,
+    SemanticValidationFailed = 255 => "semantic validation failed",
 }
 
 impl ConflictReason {
-    /// Every reason, in code order.
-    pub const ALL: [ConflictReason; 13] = [
-        Self::InputAlreadySpent,
-        Self::InputSpentInThisMilestone,
-        Self::InputNotFound,
-        Self::AmountMismatch,
-        Self::InvalidSignature,
-        Self::TimelockNotExpired,
-        Self::InvalidNativeTokens,
-        Self::ReturnAmountNotFulfilled,
-        Self::InvalidInputUnlock,
-        Self::InvalidInputsCommitment,
-        Self::InvalidSender,
-        Self::InvalidChainStateTransition,
-        Self::SemanticValidationFailed,
-    ];
-
     /// The wire/JSON code (1..=12, 255).
     pub fn code(self) -> u8 {
         self as u8
@@ -94,26 +98,7 @@ impl ConflictReason {
 
     /// The reason with code `code` (0 = no conflict is not a reason).
     pub fn from_code(code: u8) -> Option<Self> {
-        Self::ALL.into_iter().find(|r| r.code() == code)
-    }
-
-    /// Human-readable text.
-    pub fn text(self) -> &'static str {
-        match self {
-            Self::InputAlreadySpent => "input already spent",
-            Self::InputSpentInThisMilestone => "input already spent in this milestone",
-            Self::InputNotFound => "input not found",
-            Self::AmountMismatch => "sum of input and output amounts does not match",
-            Self::InvalidSignature => "invalid signature",
-            Self::TimelockNotExpired => "timelock not expired",
-            Self::InvalidNativeTokens => "invalid native tokens",
-            Self::ReturnAmountNotFulfilled => "storage deposit return amount not fulfilled",
-            Self::InvalidInputUnlock => "invalid input unlock",
-            Self::InvalidInputsCommitment => "invalid inputs commitment",
-            Self::InvalidSender => "sender not unlocked",
-            Self::InvalidChainStateTransition => "invalid chain state transition",
-            Self::SemanticValidationFailed => "semantic validation failed",
-        }
+        Self::ALL.iter().copied().find(|r| r.code() == code)
     }
 }
 

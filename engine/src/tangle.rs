@@ -277,22 +277,11 @@ impl Tangle {
         Ok(())
     }
 
-    /// Adds a block (idempotent: a known id changes nothing and returns false).
-    /// Solidity propagates to waiting children.
+    /// Adds a block (idempotent: a known id changes nothing and returns false), and
+    /// propagates solidity to waiting children. Appends to `solidified`, when given, every
+    /// block that became solid because of it (the block itself first, then waiting
+    /// children, in the order they solidified).
     pub fn insert(
-        &mut self,
-        id: BlockId,
-        parents: Vec<BlockId>,
-        transaction_id: Option<[u8; 32]>,
-        milestone_index: Option<u32>,
-        record: u64,
-    ) -> bool {
-        self.insert_collecting(id, parents, transaction_id, milestone_index, record, None)
-    }
-
-    /// [`Tangle::insert`], appending to `solidified` every block that became solid because
-    /// of it (the block itself first, then waiting children, in the order they solidified).
-    pub fn insert_collecting(
         &mut self,
         id: BlockId,
         parents: Vec<BlockId>,
@@ -684,11 +673,11 @@ mod tests {
     #[test]
     fn a_block_on_entry_points_is_solid_and_a_tip() {
         let mut t = tangle();
-        assert!(t.insert(id(1), vec![id(0)], None, None, 0));
+        assert!(t.insert(id(1), vec![id(0)], None, None, 0, None));
         assert!(t.get(&id(1)).unwrap().solid);
         assert_eq!(t.tips(), vec![id(1)]);
         assert!(
-            !t.insert(id(1), vec![id(0)], None, None, 0),
+            !t.insert(id(1), vec![id(0)], None, None, 0, None),
             "second insert is a no-op"
         );
     }
@@ -696,10 +685,10 @@ mod tests {
     #[test]
     fn solidity_propagates_when_a_missing_parent_arrives() {
         let mut t = tangle();
-        t.insert(id(3), vec![id(2)], None, None, 0);
+        t.insert(id(3), vec![id(2)], None, None, 0, None);
         assert!(!t.get(&id(3)).unwrap().solid);
         assert!(t.check_attachable(&[id(3)]).is_err());
-        t.insert(id(2), vec![id(0)], None, None, 0);
+        t.insert(id(2), vec![id(0)], None, None, 0, None);
         assert!(t.get(&id(3)).unwrap().solid);
         assert_eq!(t.tips(), vec![id(3)]);
         assert!(t.check_attachable(&[id(3)]).is_ok());
@@ -712,10 +701,10 @@ mod tests {
     #[test]
     fn cone_is_post_order_in_parent_order_and_skips_referenced() {
         let mut t = tangle();
-        t.insert(id(1), vec![id(0)], None, None, 0);
-        t.insert(id(2), vec![id(0)], None, None, 0);
-        t.insert(id(3), vec![id(1), id(2)], None, None, 0);
-        t.insert(id(4), vec![id(2), id(3)], None, None, 0);
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
+        t.insert(id(2), vec![id(0)], None, None, 0, None);
+        t.insert(id(3), vec![id(1), id(2)], None, None, 0, None);
+        t.insert(id(4), vec![id(2), id(3)], None, None, 0, None);
         assert_eq!(
             t.unreferenced_cone(&[id(4)]).unwrap(),
             vec![id(2), id(1), id(3), id(4)]
@@ -732,7 +721,7 @@ mod tests {
     fn selects_up_to_four_sorted_non_lazy_tips_from_a_large_pool() {
         let mut t = tangle();
         for n in 1..=200u8 {
-            t.insert(id(n), vec![id(0)], None, None, 0);
+            t.insert(id(n), vec![id(0)], None, None, 0, None);
         }
         assert_eq!(t.tips().len(), 200);
         let picked = t.select_tips(4, &mut rand::thread_rng());
@@ -740,7 +729,7 @@ mod tests {
         assert!(picked.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
         assert!(picked.iter().all(|p| t.tips().contains(p)));
         // Removing tips keeps the pool consistent.
-        t.insert(id(201), picked.clone(), None, None, 0);
+        t.insert(id(201), picked.clone(), None, None, 0, None);
         assert_eq!(t.tips().len(), 197);
         assert!(picked.iter().all(|p| !t.tips().contains(p)));
     }
@@ -750,8 +739,8 @@ mod tests {
         let mut t = tangle();
         t.set_signature_verdicts(&id(1), 1);
         assert_eq!(t.signature_verdicts(&id(1)), None, "unknown block");
-        t.insert(id(1), vec![id(0)], None, None, 0);
-        t.insert(id(2), vec![id(0)], None, None, 0);
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
+        t.insert(id(2), vec![id(0)], None, None, 0, None);
         t.set_signature_verdicts(&id(1), 0b101);
         t.set_signature_verdicts(&id(2), 0);
         assert_eq!(t.signature_verdicts(&id(1)), Some(0b101));
@@ -767,7 +756,7 @@ mod tests {
     #[test]
     fn blocks_below_max_depth_cannot_be_parents() {
         let mut t = tangle();
-        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
         t.confirm(20, &[]);
         assert_eq!(
             t.check_attachable(&[id(1)]),
@@ -786,16 +775,16 @@ mod tests {
     #[test]
     fn a_block_on_unreferenced_parents_is_refreshed_when_they_are_referenced() {
         let mut t = tangle();
-        t.insert(id(1), vec![id(0)], None, None, 0);
-        t.insert(id(2), vec![id(1)], None, None, 0);
-        t.insert(id(3), vec![id(2)], None, None, 0);
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
+        t.insert(id(2), vec![id(1)], None, None, 0, None);
+        t.insert(id(3), vec![id(2)], None, None, 0, None);
         assert_eq!(t.get(&id(3)).map(|m| (m.ocri, m.ycri)), Some((0, 0)));
         t.confirm(5, &[(id(1), Inclusion::NoTransaction)]);
         for n in [2, 3] {
             assert_eq!(t.get(&id(n)).map(|m| (m.ocri, m.ycri)), Some((5, 5)), "{n}");
         }
         // A second parent still on an older referenced block keeps the OCRI low.
-        t.insert(id(4), vec![id(1), id(3)], None, None, 0);
+        t.insert(id(4), vec![id(1), id(3)], None, None, 0, None);
         t.confirm(9, &[(id(2), Inclusion::NoTransaction)]);
         assert_eq!(t.get(&id(3)).map(|m| (m.ocri, m.ycri)), Some((9, 9)));
         assert_eq!(t.get(&id(4)).map(|m| (m.ocri, m.ycri)), Some((5, 9)));
@@ -804,12 +793,12 @@ mod tests {
     #[test]
     fn semi_lazy_tips_are_not_selected_but_still_attachable() {
         let mut t = tangle();
-        t.insert(id(1), vec![id(0)], None, None, 0);
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
         t.confirm(1, &[(id(1), Inclusion::NoTransaction)]);
-        t.insert(id(3), vec![id(0)], None, None, 0);
+        t.insert(id(3), vec![id(0)], None, None, 0, None);
         t.confirm(15, &[(id(3), Inclusion::NoTransaction)]);
         // OCRI 1 (14 behind), YCRI 15: semi-lazy.
-        t.insert(id(2), vec![id(1), id(3)], None, None, 0);
+        t.insert(id(2), vec![id(1), id(3)], None, None, 0, None);
         assert_eq!(t.tip_score(&id(2)), Some(TipScore::OcriThresholdReached));
         assert!(t.select_tips(4, &mut rand::thread_rng()).is_empty());
         assert_eq!(t.check_attachable(&[id(2)]), Ok(()));
@@ -824,8 +813,8 @@ mod tests {
     fn bulk_load_defers_the_refresh_to_one_pass() {
         let mut t = tangle();
         t.begin_bulk_load();
-        t.insert(id(1), vec![id(0)], None, None, 0);
-        t.insert(id(2), vec![id(1)], None, None, 0);
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
+        t.insert(id(2), vec![id(1)], None, None, 0, None);
         t.confirm(3, &[(id(1), Inclusion::NoTransaction)]);
         assert_eq!(t.get(&id(2)).map(|m| (m.ocri, m.ycri)), Some((0, 0)));
         t.end_bulk_load();

@@ -215,6 +215,7 @@ fn check(t: &Tx) -> Result<(), ConflictReason> {
 #[test]
 fn conflict_reason_codes_and_texts() {
     let want = [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 255];
+    assert_eq!(ConflictReason::ALL.len(), want.len());
     for (r, code) in ConflictReason::ALL.iter().zip(want) {
         assert_eq!(r.code(), code, "{r:?}");
         assert_eq!(ConflictReason::from_code(code), Some(*r));

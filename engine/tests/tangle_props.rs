@@ -116,7 +116,7 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
             }
             let id = block_id(next);
             next += 1;
-            prop_assert!(t.insert(id, parents, None, None, 0));
+            prop_assert!(t.insert(id, parents, None, None, 0, None));
             all.push(id);
             read_tips = t.tips();
         }
@@ -127,7 +127,7 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
             for chunk in parents.chunks(8) {
                 let id = block_id(next);
                 next += 1;
-                t.insert(id, chunk.to_vec(), None, None, 0);
+                t.insert(id, chunk.to_vec(), None, None, 0, None);
                 all.push(id);
                 gathered.push(id);
             }
@@ -141,7 +141,7 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
         let cone = t.unreferenced_cone(&parents).expect("cone present");
         let milestone = block_id(next);
         next += 1;
-        t.insert(milestone, parents, None, Some(index), 0);
+        t.insert(milestone, parents, None, Some(index), 0, None);
         all.push(milestone);
         let referenced: Vec<_> = cone
             .into_iter()
@@ -202,9 +202,9 @@ fn the_milestone_chain_never_falls_below_max_depth() {
     let mut last = SEP;
     for index in 1..=100u32 {
         let client = block_id(u64::from(index) * 2);
-        t.insert(client, vec![last], None, None, 0);
+        t.insert(client, vec![last], None, None, 0, None);
         let milestone = block_id(u64::from(index) * 2 + 1);
-        t.insert(milestone, vec![client], None, Some(index), 0);
+        t.insert(milestone, vec![client], None, Some(index), 0, None);
         let cone = t.unreferenced_cone(&[client]).expect("cone");
         let refs: Vec<_> = cone
             .into_iter()

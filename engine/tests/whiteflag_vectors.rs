@@ -78,7 +78,7 @@ fn confirm(blocks: &[(Id, Vec<Id>)], milestone_parents: &[Id]) -> Confirmation {
         .to_bytes()
         .unwrap();
         let record = log.append_v2(&bytes).expect("append").location.to_u64();
-        assert!(tangle.insert(*block_id, parents.clone(), None, None, record));
+        assert!(tangle.insert(*block_id, parents.clone(), None, None, record, None));
     }
     whiteflag::compute(
         whiteflag::Store {

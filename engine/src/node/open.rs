@@ -199,9 +199,9 @@ impl Engine {
             Some(Payload::Milestone(m)) => Some(m.index),
             _ => None,
         };
-        let inserted =
-            st.tangle
-                .insert_collecting(id, block.parents.to_vec(), tx_id, ms, record, solidified);
+        let inserted = st
+            .tangle
+            .insert(id, block.parents.to_vec(), tx_id, ms, record, solidified);
         if let Some(index) = ms {
             if inserted && index > st.ledger.ledger_index() {
                 st.pending.entry(index).or_insert(id);
