@@ -428,12 +428,7 @@ impl Tangle {
         let mut out: Vec<BlockId> = Vec::with_capacity(count);
         if self.tips.ids.len() <= draws {
             // Small pool: look at every tip, pick at random among the non-lazy ones.
-            let mut all: Vec<BlockId> = self
-                .tips
-                .iter()
-                .filter(|t| self.is_non_lazy(t))
-                .copied()
-                .collect();
+            let mut all = self.non_lazy_tips();
             rand::seq::SliceRandom::shuffle(all.as_mut_slice(), rng);
             all.truncate(count);
             out = all;
