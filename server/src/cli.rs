@@ -261,6 +261,14 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub api_max_pending_submits: Option<u64>,
 
+    /// Least time between two fsyncs of the block log, in milliseconds (group commit: a
+    /// submit is answered after the fsync that covers it; concurrent submits share one).
+    /// 0 fsyncs as soon as the previous one ends: lower latency, more fsyncs per second
+    /// [default: 1].
+    #[arg(long, env = "LEDGER_NODE_LOG_SYNC_INTERVAL_MS", value_name = "MS",
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub log_sync_interval_ms: Option<u32>,
+
     /// Do not keep the indexer's output indexes: the /api/indexer/v1 routes then answer 503.
     /// Saves their memory and their share of each confirmation.
     #[arg(
@@ -377,6 +385,7 @@ impl RunArgs {
                 .or(lower.coordinator_public_keys),
             milestone_threshold: self.milestone_threshold.or(lower.milestone_threshold),
             pow_workers: self.pow_workers.or(lower.pow_workers),
+            log_sync_interval_ms: self.log_sync_interval_ms.or(lower.log_sync_interval_ms),
             no_pow: self.no_pow.or(lower.no_pow),
             v3_protocol_parameters: self.v3_protocol_parameters.or(lower.v3_protocol_parameters),
             api_body_limit: self.api_body_limit.or(lower.api_body_limit),

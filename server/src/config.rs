@@ -115,6 +115,8 @@ pub struct NodeConfig {
     pub http_max_buffered_body: usize,
     /// Keep the indexer's output indexes.
     pub indexer: bool,
+    /// The block log's durability: group commit with this fsync spacing.
+    pub log_durability: ledger_engine::Durability,
     /// Most block submissions in flight at once.
     pub api_max_pending_submits: usize,
     /// Peering (`None` with `--no-p2p`).
@@ -225,6 +227,11 @@ impl NodeConfig {
             milestone_threshold,
             pow: !args.no_pow.unwrap_or(false),
             indexer: !args.no_indexer.unwrap_or(false),
+            log_durability: args
+                .log_sync_interval_ms
+                .map_or_else(ledger_engine::Durability::default, |interval_ms| {
+                    ledger_engine::Durability::Group { interval_ms }
+                }),
             api_max_pending_submits: args
                 .api_max_pending_submits
                 .and_then(|n| usize::try_from(n).ok())
@@ -379,6 +386,30 @@ mod tests {
         assert_eq!(config.api_body_limit, 1 << 20);
         assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
         assert!(config.public_routes.iter().any(|r| r == "/health"));
+        assert_eq!(
+            config.log_durability,
+            ledger_engine::Durability::Group { interval_ms: 1 }
+        );
+    }
+
+    #[test]
+    fn log_sync_interval_sets_the_group_commit_spacing_within_its_range() {
+        for (given, interval_ms) in [("0", 0), ("5", 5), ("1000", 1000)] {
+            let flag = format!("--log-sync-interval-ms={given}");
+            let config = NodeConfig::from_args(parse(&[&flag])).expect("valid");
+            assert_eq!(
+                config.log_durability,
+                ledger_engine::Durability::Group { interval_ms },
+                "{flag}"
+            );
+        }
+        for bad in ["1001", "-1", "x"] {
+            let flag = format!("--log-sync-interval-ms={bad}");
+            assert!(
+                Cli::try_parse_from(["ledger-node", flag.as_str()]).is_err(),
+                "{flag}"
+            );
+        }
     }
 
     #[test]

@@ -113,6 +113,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.milestone_threshold = config.milestone_threshold;
     engine_config.pow_workers = config.pow_workers;
     engine_config.indexer = config.indexer;
+    engine_config.durability = config.log_durability;
     Engine::open(engine_config).map_err(|e| RunError::Engine(e.to_string()))
 }
 
@@ -160,6 +161,7 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
         ledger_index = engine.ledger_index(),
         blocks = engine.block_count(),
         network = %engine.params().network_name,
+        log_durability = ?config.log_durability,
         "ledger opened"
     );
     match engine.coordinator_public_key() {

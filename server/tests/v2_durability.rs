@@ -38,8 +38,12 @@ fn submission(client: u32, i: u32) -> (&'static str, Vec<u8>) {
 
 #[test]
 fn every_acknowledged_block_survives_sigkill() {
-    for round in 0..3 {
-        let node = Arc::new(TestNode::start_with(&["--coordinator-interval=1"], &[]));
+    // Each round with another group-commit spacing: the default, none, and a wide one.
+    for (round, sync) in [(0, None), (1, Some("0")), (2, Some("20"))] {
+        let sync_flag = sync.map(|ms| format!("--log-sync-interval-ms={ms}"));
+        let mut args = vec!["--coordinator-interval=1"];
+        args.extend(sync_flag.as_deref());
+        let node = Arc::new(TestNode::start_with(&args, &[]));
         let stop = Arc::new(AtomicBool::new(false));
         let clients: Vec<_> = (0..6u32)
             .map(|c| {
@@ -81,7 +85,7 @@ fn every_acknowledged_block_survives_sigkill() {
         let node = Arc::try_unwrap(node).unwrap_or_else(|_| panic!("clients finished"));
         let dir = node.kill_9();
 
-        let node = TestNode::start_in(dir, &["--coordinator-interval=1"], &[]);
+        let node = TestNode::start_in(dir, &args, &[]);
         for id in &acked {
             let raw = node.get_with(&format!("{BLOCKS}/{id}"), &[("accept", BINARY)]);
             assert_eq!(raw.status, 200, "round {round}: acknowledged {id} lost");
