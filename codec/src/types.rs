@@ -357,6 +357,21 @@ pub mod tagged {
         Ok((ty, v))
     }
 
+    /// `Ok` when a tagged object's `ty` is `want`, the only type `what` (e.g. "a UTXO
+    /// input") can have.
+    ///
+    /// # Errors
+    /// Any other type, named with `what`.
+    pub fn require_type<E: serde::de::Error>(ty: u32, want: u32, what: &str) -> Result<(), E> {
+        if ty == want {
+            Ok(())
+        } else {
+            Err(E::custom(format!(
+                "type {ty} where {what} (type {want}) is required"
+            )))
+        }
+    }
+
     /// A `T` whose JSON must carry `"type": N`.
     struct Fixed<T, const N: u32>(T);
 
@@ -365,11 +380,7 @@ pub mod tagged {
             ty: u32,
             rest: D,
         ) -> std::result::Result<Self, D::Error> {
-            if ty != N {
-                return Err(D::Error::custom(format!(
-                    "type {ty} where type {N} is required"
-                )));
-            }
+            require_type::<D::Error>(ty, N, "this object")?;
             T::deserialize(rest).map(Fixed)
         }
     }
@@ -576,5 +587,30 @@ mod tests {
             "00".repeat(32)
         );
         assert!(Block::from_json(&block).is_ok());
+    }
+
+    #[test]
+    fn a_fixed_type_object_of_another_type_names_what_was_required() {
+        use crate::stardust::{input::UtxoInput, unlock::Ed25519Signature};
+        let zeros = format!("0x{}", "00".repeat(32));
+        let input = format!(r#"{{"type":1,"transactionId":"{zeros}","transactionOutputIndex":0}}"#);
+        let err = serde_json::from_str::<UtxoInput>(&input)
+            .map_or_else(|e| e.to_string(), |_| String::new());
+        assert!(
+            err.contains("type 1 where a UTXO input (type 0) is required"),
+            "{err}"
+        );
+        let input = input.replace(r#""type":1"#, r#""type":0"#);
+        assert!(serde_json::from_str::<UtxoInput>(&input).is_ok());
+        let sig = format!(
+            r#"{{"type":2,"publicKey":"{zeros}","signature":"0x{}"}}"#,
+            "00".repeat(64)
+        );
+        let err = serde_json::from_str::<Ed25519Signature>(&sig)
+            .map_or_else(|e| e.to_string(), |_| String::new());
+        assert!(
+            err.contains("type 2 where an Ed25519 signature (type 0) is required"),
+            "{err}"
+        );
     }
 }

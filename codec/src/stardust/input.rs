@@ -84,11 +84,7 @@ crate::types::tagged::deserialize_tagged!(UtxoInput);
 
 impl<'de> crate::types::tagged::Tagged<'de> for UtxoInput {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        if ty != 0 {
-            return Err(serde::de::Error::custom(format!(
-                "input type {ty} where a UTXO input (0) is required"
-            )));
-        }
+        tagged::require_type::<D::Error>(ty, 0, "a UTXO input")?;
         let j = tagged::rest::<D, UtxoJson<'static>>(rest)?;
         Ok(Self::new(
             j.transaction_id.to_array(),

@@ -122,12 +122,7 @@ macro_rules! typed_struct_serde {
 
         impl<'de> crate::types::tagged::Tagged<'de> for $ty<'_> {
             fn from_rest<D: serde::Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-                if ty != $n {
-                    return Err(serde::de::Error::custom(format!(
-                        "type {ty} where type {} is required",
-                        $n
-                    )));
-                }
+                crate::types::tagged::require_type::<D::Error>(ty, $n, stringify!($ty))?;
                 $ty::deserialize(rest)
             }
         }

@@ -111,11 +111,7 @@ crate::types::tagged::deserialize_tagged!(Ed25519Signature);
 
 impl<'de> crate::types::tagged::Tagged<'de> for Ed25519Signature {
     fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        if ty != 0 {
-            return Err(serde::de::Error::custom(format!(
-                "unknown signature type {ty}"
-            )));
-        }
+        tagged::require_type::<D::Error>(ty, 0, "an Ed25519 signature")?;
         let j = tagged::rest::<D, SigJson<'static>>(rest)?;
         Ok(Self::new(j.public_key.to_array(), j.signature.to_array()))
     }
