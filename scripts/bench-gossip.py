@@ -24,24 +24,16 @@ Prints one JSON object with every figure. Python 3.8+, standard library only.
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
-import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import List, Optional, Tuple
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from nodeproc import NodeProcess, binaries_and_root, follower_args, parser
 
 
 class Client:
@@ -77,61 +69,15 @@ class Client:
         return json.loads(body)
 
 
-class Node:
+class Node(NodeProcess):
+    """A node with a keep-alive client on its API."""
+
     def __init__(self, binary: str, root: str, name: str, args: List[str]) -> None:
-        self.binary = binary
-        self.name = name
-        self.data = os.path.join(root, name)
-        self.api = free_port()
-        self.p2p = free_port()
-        log = open(os.path.join(root, f"{name}.log"), "wb")  # pylint: disable=consider-using-with
-        self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
-            [binary, "run", "--data-dir", self.data, "--api-bind", f"127.0.0.1:{self.api}",
-             "--no-metrics", "--p2p-bind", f"/ip4/127.0.0.1/tcp/{self.p2p}",
-             "--p2p-reconnect-interval", "1"] + args,
-            stdout=subprocess.PIPE, stderr=log)
-        self.log_path = os.path.join(root, f"{name}.log")
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith(b"listening on"):
-                break
-        self.token = subprocess.run([binary, "tools", "jwt", "--data-dir", self.data],
-                                    capture_output=True, text=True, check=True).stdout.strip()
+        super().__init__(binary, root, name, args)
         self.client = Client(self.api, self.token)
-
-    def addr(self) -> str:
-        path = os.path.join(self.data, "p2pstore", "listen.addrs")
-        for _ in range(200):
-            if os.path.exists(path):
-                with open(path, encoding="utf-8") as f:
-                    line = f.readline().strip()
-                if line:
-                    return line
-            time.sleep(0.05)
-        raise RuntimeError(f"{self.name}: no listen.addrs")
-
-    def coordinator_key(self) -> str:
-        with open(self.log_path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if "public_key=0x" in line:
-                    return line.split("public_key=")[1].split()[0]
-        raise RuntimeError("no coordinator key in the log")
-
-    def confirmed(self) -> int:
-        return self.client.json("/api/core/v2/info")["status"]["confirmedMilestone"]["index"]
 
     def peer_metrics(self, peer_id: str) -> dict:
         return self.client.json(f"/api/core/v2/peers/{peer_id}")["gossip"]["metrics"]
-
-    def peer_id(self) -> str:
-        return self.addr().rsplit("/p2p/", 1)[1]
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 def load(loader: str, port: int, seconds: int, connections: int) -> dict:
@@ -143,10 +89,6 @@ def load(loader: str, port: int, seconds: int, connections: int) -> dict:
 
 def ok_count(report: dict) -> int:
     return sum(n for code, n in report["status"].items() if code == "201")
-
-
-def follower_args(key: str, peer: str) -> List[str]:
-    return ["--no-coordinator", "--coordinator-public-keys", key, "--peer", peer]
 
 
 def wait(pred, timeout: float, what: str) -> float:
@@ -164,8 +106,7 @@ def pct(values: List[float], p: float) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True)
+    ap = parser(__doc__)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--rate", type=int, default=1000, help="background blocks/s of phase 4")
@@ -173,9 +114,7 @@ def main() -> int:
     ap.add_argument("--extra-milestones", type=int, default=300,
                     help="small milestones issued at A before C catches up")
     args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
-    loader = os.path.join(os.path.dirname(binary), "ledger-load")
-    root = tempfile.mkdtemp(prefix="bench-gossip-")
+    binary, loader, root = binaries_and_root(args.bin, "bench-gossip-")
     nodes: List[Node] = []
     result: dict = {}
     try:

@@ -17,69 +17,20 @@ do not, if a node died, or if any node logged an ERROR. Python 3.8+, standard li
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from typing import List
+
+from nodeproc import NodeProcess, binaries_and_root, follower_args, get, parser
 
 LOAD_MAX_SECS = 600
 
 
-def get(port: int, path: str, token: str = "") -> bytes:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
-    if token:
-        req.add_header("authorization", f"Bearer {token}")
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return r.read()
-
-
-class Node:
-    def __init__(self, binary: str, root: str, name: str, api: int, p2p: int, args: List[str]):
-        self.binary, self.p2p, self.args = binary, p2p, args
-        self.name, self.api = name, api
-        self.data = os.path.join(root, name)
-        self.log = os.path.join(root, f"{name}.log")
-        self.restarts = 0
-        self.start()
-
-    def start(self) -> None:
-        binary, api, p2p, args = self.binary, self.api, self.p2p, self.args
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
-                [binary, "run", "--data-dir", self.data, "--api-bind", f"127.0.0.1:{api}",
-                 "--no-metrics", "--p2p-bind", f"/ip4/127.0.0.1/tcp/{p2p}"] + args,
-                stdout=subprocess.PIPE, stderr=log)
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith(b"listening on"):
-                break
-        self.token = subprocess.run([binary, "tools", "jwt", "--data-dir", self.data],
-                                    capture_output=True, text=True, check=True).stdout.strip()
-
-    def kill_and_restart(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        self.restarts += 1
-        self.start()
-
-    def addr(self) -> str:
-        path = os.path.join(self.data, "p2pstore", "listen.addrs")
-        for _ in range(200):
-            if os.path.exists(path) and os.path.getsize(path):
-                with open(path, encoding="utf-8") as f:
-                    return f.readline().strip()
-            time.sleep(0.05)
-        raise RuntimeError(f"{self.name}: no listen.addrs")
-
-    def confirmed(self) -> int:
-        return json.loads(get(self.api, "/api/core/v2/info"))["status"]["confirmedMilestone"]["index"]
+class Node(NodeProcess):
+    """A node of the soak line (a restart keeps its ports)."""
 
     def connected(self) -> int:
         peers = json.loads(get(self.api, "/api/core/v2/peers", self.token))
@@ -92,37 +43,26 @@ class Node:
                     return int(line.split()[1]) / 1024
         return 0.0
 
-    def log_count(self, level: str) -> int:
-        with open(self.log, encoding="utf-8", errors="replace") as f:
-            return sum(1 for line in f if f" {level} " in line)
-
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True)
+    ap = parser(__doc__)
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--interval", type=float, default=1.0, help="coordinator interval (s)")
     ap.add_argument("--window", type=int, default=30)
     ap.add_argument("--kill-b-every", type=float, default=0,
                     help="SIGKILL B and restart it on the same ports every N minutes (0: never)")
     args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
-    loader = os.path.join(os.path.dirname(binary), "ledger-load")
-    root = tempfile.mkdtemp(prefix="soak-peers-")
-    base = 31000 + os.getpid() % 1000 * 6
+    binary, loader, root = binaries_and_root(args.bin, "soak-peers-")
     nodes: List[Node] = []
     loads: List[subprocess.Popen] = []
     failed = False
     try:
-        a = Node(binary, root, "a", base, base + 1, ["--coordinator-interval", str(args.interval)])
+        a = Node(binary, root, "a", ["--coordinator-interval", str(args.interval)])
         nodes.append(a)
-        key = re.search(r"public_key=(0x[0-9a-f]{64})", open(a.log, encoding="utf-8").read())
-        assert key, "no coordinator key in A's log"
-        follow = ["--no-coordinator", "--coordinator-public-keys", key.group(1),
-                  "--p2p-reconnect-interval", "1"]
-        b = Node(binary, root, "b", base + 2, base + 3, follow + ["--peer", a.addr()])
+        key = a.coordinator_key()
+        b = Node(binary, root, "b", follower_args(key, a.addr()))
         nodes.append(b)
-        c = Node(binary, root, "c", base + 4, base + 5, follow + ["--peer", b.addr()])
+        c = Node(binary, root, "c", follower_args(key, b.addr()))
         nodes.append(c)
         end = time.monotonic() + args.minutes * 60
         specs = [(b.api, "submit-json"), (c.api, "submit-binary")]
@@ -195,11 +135,7 @@ def main() -> int:
             if p.poll() is None:
                 p.kill()
         for n in nodes:
-            n.proc.terminate()
-            try:
-                n.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                n.proc.kill()
+            n.stop()
         if failed:
             print(f"logs kept in {root}")
         else:
