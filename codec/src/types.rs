@@ -495,6 +495,32 @@ pub mod tagged {
     }
 }
 
+/// A method of an enum that reads one field of the variants that have it and gives `$default`
+/// for the others:
+/// `variant_field!(/** Features. */ features -> &[Feature<'a>] = |o| &o.features, Basic Nft; else &[])`.
+macro_rules! variant_field {
+    (
+        $(#[$doc:meta])*
+        $name:ident -> $ret:ty = |$o:ident| $get:expr, $($var:ident)+; else $default:expr
+    ) => {
+        $(#[$doc])*
+        pub fn $name(&self) -> $ret {
+            #[allow(unreachable_patterns)]
+            match self {
+                $(Self::$var($o) => $get,)+
+                _ => $default,
+            }
+        }
+    };
+}
+
+pub(crate) use variant_field;
+
+/// Detaches every element of a list: `owned_list(outputs, Output::into_owned)`.
+pub(crate) fn owned_list<T, U>(items: Vec<T>, detach: impl FnMut(T) -> U) -> Vec<U> {
+    items.into_iter().map(detach).collect()
+}
+
 /// `into_owned` for an enum whose every variant wraps one value that has its own
 /// `into_owned`: `into_owned_variants!(Feature: Sender, Issuer, Metadata, Tag)`.
 macro_rules! into_owned_variants {

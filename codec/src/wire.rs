@@ -58,6 +58,17 @@ impl Len {
         Ok(())
     }
 
+    /// Writes `bytes` with this prefix: the encode side of [`Reader::prefixed`].
+    ///
+    /// # Errors
+    /// As [`Len::put`].
+    #[inline]
+    pub fn put_bytes(&self, bytes: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        self.put(bytes.len(), out)?;
+        out.extend_from_slice(bytes);
+        Ok(())
+    }
+
     /// Writes `n` as this prefix.
     ///
     /// The range is the decoder's rule and is not checked here (an out-of-range count still
@@ -195,39 +206,41 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads one `width`-byte number with nom's `parse`.
+    #[inline]
+    fn number<T>(
+        &mut self,
+        parse: fn(&'a [u8]) -> nom::IResult<&'a [u8], T>,
+        width: usize,
+    ) -> Result<T> {
+        let (rest, v) =
+            parse(self.rest()).map_err(|e| end(e, width - self.remaining().min(width)))?;
+        self.advance_to(rest);
+        Ok(v)
+    }
+
     /// Reads a `u8`.
     #[inline]
     pub fn u8(&mut self) -> Result<u8> {
-        let (rest, v) = le_u8::<_, nom::error::Error<&[u8]>>(self.rest()).map_err(|e| end(e, 1))?;
-        self.advance_to(rest);
-        Ok(v)
+        self.number(le_u8, 1)
     }
 
     /// Reads a little-endian `u16`.
     #[inline]
     pub fn u16(&mut self) -> Result<u16> {
-        let (rest, v) = le_u16::<_, nom::error::Error<&[u8]>>(self.rest())
-            .map_err(|e| end(e, 2 - self.remaining().min(2)))?;
-        self.advance_to(rest);
-        Ok(v)
+        self.number(le_u16, 2)
     }
 
     /// Reads a little-endian `u32`.
     #[inline]
     pub fn u32(&mut self) -> Result<u32> {
-        let (rest, v) = le_u32::<_, nom::error::Error<&[u8]>>(self.rest())
-            .map_err(|e| end(e, 4 - self.remaining().min(4)))?;
-        self.advance_to(rest);
-        Ok(v)
+        self.number(le_u32, 4)
     }
 
     /// Reads a little-endian `u64`.
     #[inline]
     pub fn u64(&mut self) -> Result<u64> {
-        let (rest, v) = le_u64::<_, nom::error::Error<&[u8]>>(self.rest())
-            .map_err(|e| end(e, 8 - self.remaining().min(8)))?;
-        self.advance_to(rest);
-        Ok(v)
+        self.number(le_u64, 8)
     }
 
     /// Takes `n` bytes.

@@ -175,25 +175,6 @@ fn nft_address_key(id: &[u8; 32]) -> AddrKey {
     k
 }
 
-fn features<'o, 'a>(o: &'o Output<'a>) -> &'o [Feature<'a>] {
-    match o {
-        Output::Treasury(_) => &[],
-        Output::Basic(b) => &b.features,
-        Output::Alias(a) => &a.features,
-        Output::Foundry(f) => &f.features,
-        Output::Nft(n) => &n.features,
-    }
-}
-
-fn immutable_features<'o, 'a>(o: &'o Output<'a>) -> &'o [Feature<'a>] {
-    match o {
-        Output::Alias(a) => &a.immutable_features,
-        Output::Foundry(f) => &f.immutable_features,
-        Output::Nft(n) => &n.immutable_features,
-        Output::Treasury(_) | Output::Basic(_) => &[],
-    }
-}
-
 fn state_controller(a: &AliasOutput<'_>) -> Option<AddrKey> {
     a.unlock_conditions.iter().find_map(|u| match u {
         UnlockCondition::StateControllerAddress(x) => Some(x.to_array()),
@@ -383,7 +364,7 @@ pub fn validate_transaction_committed(
 
     // 3. Sender features.
     for o in &essence.outputs {
-        for f in features(o) {
+        for f in o.features() {
             if let Feature::Sender(a) = f {
                 if !unlocked.contains(&a.to_array()) {
                     return Err(ConflictReason::InvalidSender);
@@ -675,7 +656,7 @@ impl Stvf<'_, '_, '_> {
         current: &Output<'_>,
         next: &Output<'_>,
     ) -> Result<(), ConflictReason> {
-        ensure(immutable_features(current) == immutable_features(next))?;
+        ensure(current.immutable_features() == next.immutable_features())?;
         match (key, current, next) {
             (ChainKey::Alias(id), Output::Alias(cur), Output::Alias(nxt)) => {
                 if cur.state_index == nxt.state_index {
@@ -752,7 +733,7 @@ impl Stvf<'_, '_, '_> {
     }
 
     fn issuer_unlocked(&self, o: &Output<'_>) -> Result<(), ConflictReason> {
-        for f in immutable_features(o) {
+        for f in o.immutable_features() {
             if let Feature::Issuer(a) = f {
                 ensure(self.unlocked.contains(&a.to_array()))?;
             }

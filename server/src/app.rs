@@ -350,10 +350,10 @@ pub fn body_permits(bytes: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use axum::{
-        body::Body,
-        http::{header, Method, Request, StatusCode},
+        body::{Body, Bytes},
+        http::{header, HeaderValue, Method, Request, StatusCode},
         Json,
     };
     use http_body_util::BodyExt;
@@ -361,6 +361,18 @@ mod tests {
 
     use super::*;
     use crate::{jwt::JwtAuth, media::ApiJson, node::StubNode};
+
+    /// Sends `request` to `router`: the status, the content type and the whole body.
+    pub(crate) async fn send(
+        router: Router,
+        request: Request<Body>,
+    ) -> (StatusCode, Option<HeaderValue>, Bytes) {
+        let response = router.oneshot(request).await.expect("infallible");
+        let status = response.status();
+        let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
+        let body = response.into_body().collect().await.expect("body");
+        (status, content_type, body.to_bytes())
+    }
 
     fn state() -> AppState {
         AppState::new(
@@ -404,15 +416,7 @@ mod tests {
             request = request.header(header::CONTENT_TYPE, ct);
         }
         let request = request.body(Body::from(body.to_owned())).expect("request");
-        let response = test_app().oneshot(request).await.expect("infallible");
-        let status = response.status();
-        let ct = response.headers().get(header::CONTENT_TYPE).cloned();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
+        let (status, ct, bytes) = send(test_app(), request).await;
         if bytes.is_empty() {
             return (status, serde_json::Value::Null);
         }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::nova::json::{self, tagged_enum};
-use crate::types::{Bytes, Hash32};
+use crate::types::{owned_list, Bytes, Hash32};
 use crate::wire::{check_strictly_ascending, Codec, Len, Prefix, Reader};
 
 /// Address capabilities / transaction capabilities: a `u8`-prefixed bitmask.
@@ -33,8 +33,7 @@ pub(crate) fn read_capabilities<'a>(r: &mut Reader<'a>) -> Result<Bytes<'a>> {
 
 /// Writes a capabilities bitmask.
 pub(crate) fn write_capabilities(b: &Bytes<'_>, out: &mut Vec<u8>) -> Result<()> {
-    CAPABILITIES.put(b.len(), out)?;
-    out.extend_from_slice(b.as_slice());
+    CAPABILITIES.put_bytes(b.as_slice(), out)?;
     Ok(())
 }
 
@@ -246,14 +245,10 @@ impl<'a> Address<'a> {
             Self::Anchor(a) => Address::Anchor(a.into_owned()),
             Self::ImplicitAccountCreation(a) => Address::ImplicitAccountCreation(a.into_owned()),
             Self::Multi(m) => Address::Multi(Box::new(MultiAddress {
-                addresses: m
-                    .addresses
-                    .into_iter()
-                    .map(|w| WeightedAddress {
-                        address: w.address.into_owned(),
-                        weight: w.weight,
-                    })
-                    .collect(),
+                addresses: owned_list(m.addresses, |w| WeightedAddress {
+                    address: w.address.into_owned(),
+                    weight: w.weight,
+                }),
                 threshold: m.threshold,
             })),
             Self::Restricted(r) => {

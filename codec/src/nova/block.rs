@@ -61,10 +61,8 @@ impl<'a> Codec<'a> for TaggedData<'a> {
         Ok(Self { tag, data })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        TAG.put(self.tag.len(), out).at("tag")?;
-        out.extend_from_slice(self.tag.as_slice());
-        DATA.put(self.data.len(), out).at("data")?;
-        out.extend_from_slice(self.data.as_slice());
+        TAG.put_bytes(self.tag.as_slice(), out).at("tag")?;
+        DATA.put_bytes(self.data.as_slice(), out).at("data")?;
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::nova::address::Address;
 use crate::nova::json::{self, tagged_enum, u64_str};
-use crate::types::{Bytes, Fixed, Hash32, U256};
+use crate::types::{owned_list, variant_field, Bytes, Fixed, Hash32, U256};
 use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
 
 // ---------------------------------------------------------------- unlock conditions
@@ -226,10 +226,8 @@ impl<'a> Codec<'a> for Metadata<'a> {
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         META_ENTRIES.put(self.entries.len(), out).at("entries")?;
         for (k, v) in &self.entries {
-            META_KEY.put(k.len(), out)?;
-            out.extend_from_slice(k.as_slice());
-            META_VALUE.put(v.len(), out)?;
-            out.extend_from_slice(v.as_slice());
+            META_KEY.put_bytes(k.as_slice(), out)?;
+            META_VALUE.put_bytes(v.as_slice(), out)?;
         }
         Ok(())
     }
@@ -299,8 +297,7 @@ impl<'a> Codec<'a> for TagFeature<'a> {
         })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        TAG.put(self.tag.len(), out).at("tag")?;
-        out.extend_from_slice(self.tag.as_slice());
+        TAG.put_bytes(self.tag.as_slice(), out).at("tag")?;
         Ok(())
     }
 }
@@ -1021,69 +1018,33 @@ tagged_enum!(Output, "output", {
 });
 
 impl<'a> Output<'a> {
-    /// Base token amount.
-    pub fn amount(&self) -> u64 {
-        match self {
-            Self::Basic(o) => o.amount,
-            Self::Account(o) => o.amount,
-            Self::Anchor(o) => o.amount,
-            Self::Foundry(o) => o.amount,
-            Self::Nft(o) => o.amount,
-            Self::Delegation(o) => o.amount,
-        }
-    }
-
-    /// Stored mana (0 for foundry and delegation outputs).
-    pub fn mana(&self) -> u64 {
-        match self {
-            Self::Basic(o) => o.mana,
-            Self::Account(o) => o.mana,
-            Self::Anchor(o) => o.mana,
-            Self::Nft(o) => o.mana,
-            Self::Foundry(_) | Self::Delegation(_) => 0,
-        }
-    }
-
-    /// Unlock conditions.
-    pub fn unlock_conditions(&self) -> &[UnlockCondition<'a>] {
-        match self {
-            Self::Basic(o) => &o.unlock_conditions,
-            Self::Account(o) => &o.unlock_conditions,
-            Self::Anchor(o) => &o.unlock_conditions,
-            Self::Foundry(o) => &o.unlock_conditions,
-            Self::Nft(o) => &o.unlock_conditions,
-            Self::Delegation(o) => &o.unlock_conditions,
-        }
-    }
-
-    /// Mutable features.
-    pub fn features(&self) -> &[Feature<'a>] {
-        match self {
-            Self::Basic(o) => &o.features,
-            Self::Account(o) => &o.features,
-            Self::Anchor(o) => &o.features,
-            Self::Foundry(o) => &o.features,
-            Self::Nft(o) => &o.features,
-            Self::Delegation(_) => &[],
-        }
-    }
-
-    /// Immutable features.
-    pub fn immutable_features(&self) -> &[Feature<'a>] {
-        match self {
-            Self::Account(o) => &o.immutable_features,
-            Self::Anchor(o) => &o.immutable_features,
-            Self::Foundry(o) => &o.immutable_features,
-            Self::Nft(o) => &o.immutable_features,
-            Self::Basic(_) | Self::Delegation(_) => &[],
-        }
-    }
+    variant_field!(
+        /// Base token amount.
+        amount -> u64 = |o| o.amount, Basic Account Anchor Foundry Nft Delegation; else 0
+    );
+    variant_field!(
+        /// Stored mana (0 for foundry and delegation outputs).
+        mana -> u64 = |o| o.mana, Basic Account Anchor Nft; else 0
+    );
+    variant_field!(
+        /// Unlock conditions.
+        unlock_conditions -> &[UnlockCondition<'a>] = |o| &o.unlock_conditions,
+            Basic Account Anchor Foundry Nft Delegation; else &[]
+    );
+    variant_field!(
+        /// Mutable features (empty for delegation outputs).
+        features -> &[Feature<'a>] = |o| &o.features, Basic Account Anchor Foundry Nft; else &[]
+    );
+    variant_field!(
+        /// Immutable features (empty for basic and delegation outputs).
+        immutable_features -> &[Feature<'a>] = |o| &o.immutable_features,
+            Account Anchor Foundry Nft; else &[]
+    );
 
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> Output<'static> {
-        let ucs =
-            |v: Vec<UnlockCondition<'_>>| v.into_iter().map(UnlockCondition::into_owned).collect();
-        let fs = |v: Vec<Feature<'_>>| v.into_iter().map(Feature::into_owned).collect();
+        let ucs = |v: Vec<UnlockCondition<'_>>| owned_list(v, UnlockCondition::into_owned);
+        let fs = |v: Vec<Feature<'_>>| owned_list(v, Feature::into_owned);
         match self {
             Self::Basic(o) => Output::Basic(BasicOutput {
                 amount: o.amount,

@@ -239,8 +239,9 @@ impl<'a> Codec<'a> for ProtocolParameters {
 
     fn encode(&self, o: &mut Vec<u8>) -> Result<()> {
         fn s(o: &mut Vec<u8>, v: &str, name: &'static str) -> Result<()> {
-            Len::new(Prefix::U8, 0, 255).put(v.len(), o).at(name)?;
-            o.extend_from_slice(v.as_bytes());
+            Len::new(Prefix::U8, 0, 255)
+                .put_bytes(v.as_bytes(), o)
+                .at(name)?;
             Ok(())
         }
         o.push(self.kind);

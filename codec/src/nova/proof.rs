@@ -39,8 +39,7 @@ impl<'a> Codec<'a> for ProofHash<'a> {
         })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        HASH.put(self.hash.len(), out).at("hash")?;
-        out.extend_from_slice(self.hash.as_slice());
+        HASH.put_bytes(self.hash.as_slice(), out).at("hash")?;
         Ok(())
     }
 }

@@ -14,7 +14,7 @@ use crate::nova::address::{read_capabilities, write_capabilities};
 use crate::nova::block::Payload;
 use crate::nova::json::{self, tagged_enum, u64_str};
 use crate::nova::output::Output;
-use crate::types::{Bytes, Fixed, Hash32};
+use crate::types::{owned_list, Bytes, Fixed, Hash32};
 use crate::wire::{type_bytes, write_optional, Codec, Len, Prefix, Reader};
 
 /// Max inputs / outputs / context inputs / allotments / unlocks per transaction.
@@ -488,7 +488,7 @@ impl Unlock<'_> {
             Self::Anchor(x) => Unlock::Anchor(x),
             Self::Nft(x) => Unlock::Nft(x),
             Self::Multi(m) => Unlock::Multi(MultiUnlock {
-                unlocks: m.unlocks.into_iter().map(Unlock::into_owned).collect(),
+                unlocks: owned_list(m.unlocks, Unlock::into_owned),
             }),
             Self::Empty(e) => Unlock::Empty(e),
         }
@@ -798,16 +798,12 @@ impl<'a> Transaction<'a> {
         Transaction {
             network_id: self.network_id,
             creation_slot: self.creation_slot,
-            context_inputs: self
-                .context_inputs
-                .into_iter()
-                .map(ContextInput::into_owned)
-                .collect(),
+            context_inputs: owned_list(self.context_inputs, ContextInput::into_owned),
             inputs: Cow::Owned(self.inputs.into_owned()),
             allotments: Cow::Owned(self.allotments.into_owned()),
             capabilities: self.capabilities.into_owned(),
             payload: self.payload.map(Payload::into_owned),
-            outputs: self.outputs.into_iter().map(Output::into_owned).collect(),
+            outputs: owned_list(self.outputs, Output::into_owned),
         }
     }
 }
@@ -961,7 +957,7 @@ impl SignedTransaction<'_> {
     pub fn into_owned(self) -> SignedTransaction<'static> {
         SignedTransaction {
             transaction: self.transaction.into_owned(),
-            unlocks: self.unlocks.into_iter().map(Unlock::into_owned).collect(),
+            unlocks: owned_list(self.unlocks, Unlock::into_owned),
         }
     }
 }

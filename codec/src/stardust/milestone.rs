@@ -16,7 +16,7 @@ use super::unlock::{sig_list, Ed25519Signature};
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::hash::blake2b256;
 use crate::types::{
-    fixed_list, into_owned_variants, tagged, u64_str, Bytes, Fixed, FixedList, Hash32,
+    fixed_list, into_owned_variants, owned_list, tagged, u64_str, Bytes, Fixed, FixedList, Hash32,
 };
 use crate::wire::{
     check_strictly_ascending, read_optional, type_bytes, write_optional, Codec, Len, Prefix, Reader,
@@ -160,11 +160,7 @@ impl<'a> Receipt<'a> {
         Receipt {
             migrated_at: self.migrated_at,
             last: self.last,
-            funds: self
-                .funds
-                .into_iter()
-                .map(MigratedFundsEntry::into_owned)
-                .collect(),
+            funds: owned_list(self.funds, MigratedFundsEntry::into_owned),
             transaction: self.transaction.into_owned(),
         }
     }
@@ -272,8 +268,7 @@ impl<'a> Codec<'a> for MilestoneOption<'a> {
             Self::ProtocolParams(p) => {
                 out.extend_from_slice(&p.target_milestone_index.to_le_bytes());
                 out.push(p.protocol_version);
-                PARAMS.put(p.params.len(), out).at("params")?;
-                out.extend_from_slice(p.params.as_slice());
+                PARAMS.put_bytes(p.params.as_slice(), out).at("params")?;
             }
         }
         Ok(())
@@ -352,11 +347,7 @@ impl<'a> Milestone<'a> {
             inclusion_merkle_root: self.inclusion_merkle_root.into_owned(),
             applied_merkle_root: self.applied_merkle_root.into_owned(),
             metadata: self.metadata.into_owned(),
-            options: self
-                .options
-                .into_iter()
-                .map(MilestoneOption::into_owned)
-                .collect(),
+            options: owned_list(self.options, MilestoneOption::into_owned),
             signatures: Cow::Owned(self.signatures.into_owned()),
         }
     }
@@ -421,8 +412,9 @@ impl<'a> Milestone<'a> {
         }
         out.extend_from_slice(self.inclusion_merkle_root.as_array());
         out.extend_from_slice(self.applied_merkle_root.as_array());
-        METADATA.put(self.metadata.len(), out).at("metadata")?;
-        out.extend_from_slice(self.metadata.as_slice());
+        METADATA
+            .put_bytes(self.metadata.as_slice(), out)
+            .at("metadata")?;
         OPTIONS.put(self.options.len(), out).at("options")?;
         for o in &self.options {
             o.encode(out)?;

@@ -12,7 +12,9 @@ use super::address::Address;
 use super::check_types_ascending;
 use super::protocol::RentStructure;
 use crate::error::{Context, Error, ErrorKind, Result};
-use crate::types::{into_owned_variants, tagged, u64_str, Bytes, Fixed, Hash32, U256};
+use crate::types::{
+    into_owned_variants, owned_list, tagged, u64_str, variant_field, Bytes, Fixed, Hash32, U256,
+};
 use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
 
 /// Native tokens per output: at most 64.
@@ -467,12 +469,10 @@ impl<'a> Codec<'a> for Feature<'a> {
         match self {
             Self::Sender(a) | Self::Issuer(a) => a.encode(out)?,
             Self::Metadata(b) => {
-                METADATA.put(b.len(), out).at("data")?;
-                out.extend_from_slice(b.as_slice());
+                METADATA.put_bytes(b.as_slice(), out).at("data")?;
             }
             Self::Tag(b) => {
-                TAG.put(b.len(), out).at("tag")?;
-                out.extend_from_slice(b.as_slice());
+                TAG.put_bytes(b.as_slice(), out).at("tag")?;
             }
         }
         Ok(())
@@ -754,10 +754,6 @@ pub enum Output<'a> {
     Nft(NftOutput<'a>),
 }
 
-fn owned_list<T, U>(v: Vec<T>, f: impl Fn(T) -> U) -> Vec<U> {
-    v.into_iter().map(f).collect()
-}
-
 type_bytes!(Output<'_> {
     TREASURY = 2 => Treasury, BASIC = 3 => Basic, ALIAS = 4 => Alias, FOUNDRY = 5 => Foundry,
     NFT = 6 => Nft,
@@ -774,38 +770,27 @@ impl<'a> Output<'a> {
         })
     }
 
-    /// Base token amount.
-    pub fn amount(&self) -> u64 {
-        match self {
-            Self::Treasury(o) => o.amount,
-            Self::Basic(o) => o.amount,
-            Self::Alias(o) => o.amount,
-            Self::Foundry(o) => o.amount,
-            Self::Nft(o) => o.amount,
-        }
-    }
-
-    /// Native tokens (empty for treasury outputs).
-    pub fn native_tokens(&self) -> &[NativeToken<'a>] {
-        match self {
-            Self::Treasury(_) => &[],
-            Self::Basic(o) => &o.native_tokens,
-            Self::Alias(o) => &o.native_tokens,
-            Self::Foundry(o) => &o.native_tokens,
-            Self::Nft(o) => &o.native_tokens,
-        }
-    }
-
-    /// Unlock conditions (empty for treasury outputs).
-    pub fn unlock_conditions(&self) -> &[UnlockCondition<'a>] {
-        match self {
-            Self::Treasury(_) => &[],
-            Self::Basic(o) => &o.unlock_conditions,
-            Self::Alias(o) => &o.unlock_conditions,
-            Self::Foundry(o) => &o.unlock_conditions,
-            Self::Nft(o) => &o.unlock_conditions,
-        }
-    }
+    variant_field!(
+        /// Base token amount.
+        amount -> u64 = |o| o.amount, Treasury Basic Alias Foundry Nft; else 0
+    );
+    variant_field!(
+        /// Native tokens (empty for treasury outputs).
+        native_tokens -> &[NativeToken<'a>] = |o| &o.native_tokens, Basic Alias Foundry Nft; else &[]
+    );
+    variant_field!(
+        /// Unlock conditions (empty for treasury outputs).
+        unlock_conditions -> &[UnlockCondition<'a>] = |o| &o.unlock_conditions,
+            Basic Alias Foundry Nft; else &[]
+    );
+    variant_field!(
+        /// Mutable features (empty for treasury outputs).
+        features -> &[Feature<'a>] = |o| &o.features, Basic Alias Foundry Nft; else &[]
+    );
+    variant_field!(
+        /// Immutable features (empty for treasury and basic outputs).
+        immutable_features -> &[Feature<'a>] = |o| &o.immutable_features, Alias Foundry Nft; else &[]
+    );
 
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> Output<'static> {
@@ -1065,9 +1050,8 @@ impl<'a> Codec<'a> for Output<'a> {
                 out.extend_from_slice(o.alias_id.as_array());
                 out.extend_from_slice(&o.state_index.to_le_bytes());
                 STATE_METADATA
-                    .put(o.state_metadata.len(), out)
+                    .put_bytes(o.state_metadata.as_slice(), out)
                     .at("stateMetadata")?;
-                out.extend_from_slice(o.state_metadata.as_slice());
                 out.extend_from_slice(&o.foundry_counter.to_le_bytes());
                 put_u8_list(&o.unlock_conditions, "unlockConditions", out)?;
                 put_u8_list(&o.features, "features", out)?;

@@ -15,7 +15,7 @@ use super::protocol::ProtocolParameters;
 use super::unlock::Unlock;
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::hash::blake2b256;
-use crate::types::{into_owned_variants, tagged, u64_str, Bytes, Hash32};
+use crate::types::{into_owned_variants, owned_list, tagged, u64_str, Bytes, Hash32};
 use crate::wire::{read_optional, write_optional, Codec, Len, Prefix, Reader};
 
 /// Tagged data tag: 0..=64 bytes.
@@ -71,10 +71,12 @@ impl<'a> TaggedData<'a> {
     }
 
     fn encode_body(&self, out: &mut Vec<u8>) -> Result<()> {
-        TAGGED_DATA_TAG.put(self.tag.len(), out).at("tag")?;
-        out.extend_from_slice(self.tag.as_slice());
-        TAGGED_DATA_DATA.put(self.data.len(), out).at("data")?;
-        out.extend_from_slice(self.data.as_slice());
+        TAGGED_DATA_TAG
+            .put_bytes(self.tag.as_slice(), out)
+            .at("tag")?;
+        TAGGED_DATA_DATA
+            .put_bytes(self.data.as_slice(), out)
+            .at("data")?;
         Ok(())
     }
 }
@@ -147,7 +149,7 @@ impl<'a> Essence<'a> {
             network_id: self.network_id,
             inputs: Cow::Owned(self.inputs.into_owned()),
             inputs_commitment: self.inputs_commitment.into_owned(),
-            outputs: self.outputs.into_iter().map(Output::into_owned).collect(),
+            outputs: owned_list(self.outputs, Output::into_owned),
             payload: self.payload.map(TaggedData::into_owned),
         }
     }
@@ -377,7 +379,7 @@ impl<'a> Transaction<'a> {
     pub fn into_owned(self) -> Transaction<'static> {
         Transaction {
             essence: self.essence.into_owned(),
-            unlocks: self.unlocks.into_iter().map(Unlock::into_owned).collect(),
+            unlocks: owned_list(self.unlocks, Unlock::into_owned),
         }
     }
 

@@ -129,12 +129,10 @@ impl<'a> Codec<'a> for ProtocolParameters {
         out.push(self.version);
         let name = self.network_name.as_bytes();
         let name = name.get(..name.len().min(255)).unwrap_or_default();
-        NAME.put(name.len(), out)?;
-        out.extend_from_slice(name);
+        NAME.put_bytes(name, out)?;
         let hrp = self.bech32_hrp.as_bytes();
         let hrp = hrp.get(..hrp.len().min(255)).unwrap_or_default();
-        NAME.put(hrp.len(), out)?;
-        out.extend_from_slice(hrp);
+        NAME.put_bytes(hrp, out)?;
         out.extend_from_slice(&self.min_pow_score.to_le_bytes());
         out.push(self.below_max_depth);
         self.rent_structure.encode(out)?;

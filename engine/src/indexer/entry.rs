@@ -129,13 +129,7 @@ impl IndexEntry {
                 UnlockCondition::ImmutableAliasAddress(a) => e.alias_address = Some(a.to_array()),
             }
         }
-        let (features, immutable): (&[Feature<'_>], &[Feature<'_>]) = match output {
-            Output::Basic(o) => (&o.features, &[]),
-            Output::Alias(o) => (&o.features, &o.immutable_features),
-            Output::Foundry(o) => (&o.features, &o.immutable_features),
-            Output::Nft(o) => (&o.features, &o.immutable_features),
-            Output::Treasury(_) => (&[], &[]),
-        };
+        let (features, immutable) = (output.features(), output.immutable_features());
         for f in features {
             match f {
                 Feature::Sender(a) => e.sender = Some(a.to_array()),

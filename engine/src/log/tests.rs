@@ -147,20 +147,32 @@ fn reopened_log_equals_the_log_before_in_every_durability_mode() {
     }
 }
 
+/// Opens a log in `dir` and appends blocks 0, 1, … until `done(log, appended)`: its records
+/// and stats.
+fn fill_until(
+    dir: &Path,
+    config: LogConfig,
+    done: impl Fn(&Log, u64) -> bool,
+) -> (Vec<(BlockId, Location, Vec<u8>)>, LogStats) {
+    let log = Log::open(dir, config).unwrap();
+    let mut i = 0;
+    while !done(&log, i) {
+        log.append_v2(&block(i)).unwrap();
+        i += 1;
+    }
+    (contents(&log), log.stats())
+}
+
+fn fill(dir: &Path, n: u64) -> (Vec<(BlockId, Location, Vec<u8>)>, LogStats) {
+    fill_until(dir, FAST, |_, i| i == n)
+}
+
 #[test]
 fn sealed_last_segment_starts_a_new_one_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let config = FAST.with_segment_size(4096);
-    let before = {
-        let log = Log::open(dir.path(), config).unwrap();
-        // Fill segment 0 and roll: the roll seals 0 and creates 1.
-        let mut i = 0;
-        while log.stats().segments < 2 {
-            log.append_v2(&block(i)).unwrap();
-            i += 1;
-        }
-        contents(&log)
-    };
+    // Fill segment 0 and roll: the roll seals 0 and creates 1.
+    let (before, _) = fill_until(dir.path(), config, |log, _| log.stats().segments == 2);
     // Remove the (empty but for one record) active segment's record, leaving segment 0 sealed
     // and segment 1 absent, as if the crash came between seal and creation.
     let last = before.last().unwrap().1.segment();
@@ -168,14 +180,6 @@ fn sealed_last_segment_starts_a_new_one_on_open() {
     let log = Log::open(dir.path(), config).unwrap();
     assert_eq!(contents(&log), before[..before.len() - 1]);
     assert_eq!(log.stats().segments, 2);
-}
-
-fn fill(dir: &Path, n: u64) -> (Vec<(BlockId, Location, Vec<u8>)>, LogStats) {
-    let log = Log::open(dir, FAST).unwrap();
-    for i in 0..n {
-        log.append_v2(&block(i)).unwrap();
-    }
-    (contents(&log), log.stats())
 }
 
 #[test]
@@ -279,13 +283,7 @@ fn checksum_flip_in_the_last_record_is_a_torn_tail_and_is_cut() {
 fn checksum_flip_in_a_sealed_segment_is_reported_as_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let config = FAST.with_segment_size(4096);
-    let all = {
-        let log = Log::open(dir.path(), config).unwrap();
-        for i in 0..60 {
-            log.append_v2(&block(i)).unwrap();
-        }
-        contents(&log)
-    };
+    let (all, _) = fill_until(dir.path(), config, |_, i| i == 60);
     let victim = all.iter().find(|r| r.1.segment() == 1).unwrap().1;
     let f = OpenOptions::new()
         .read(true)

@@ -18,6 +18,8 @@ use ledger_engine::{BlockId, BroadcastHook, Engine, SubmitError};
 use libp2p::PeerId;
 use tokio::sync::{mpsc, Semaphore};
 
+use crate::p2p::locks::lock;
+
 use super::{
     fifo::Fifo,
     registry::{Outgoing, PeerGossip, PeerRegistry},
@@ -223,7 +225,7 @@ impl Gossip {
         bytes: Vec<u8>,
     ) -> Result<(), Misbehaviour> {
         let id = Block::id_of(&bytes);
-        if self.lock_rejected().contains(&id) {
+        if lock(&self.rejected).contains(&id) {
             return Err(Misbehaviour::InvalidBlock(
                 "re-sent an invalid block".into(),
             ));
@@ -235,7 +237,7 @@ impl Gossip {
             return Ok(());
         }
         {
-            let mut inflight = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+            let mut inflight = lock(&self.inflight);
             if let Some(senders) = inflight.get_mut(&id) {
                 PeerGossip::bump(&counters.known_blocks);
                 senders.push(peer);
@@ -255,9 +257,9 @@ impl Gossip {
         // Recorded before the store: the engine may announce the block as soon as it is
         // durable, before this task runs again.
         if requested_index.is_some() {
-            self.lock_requested().insert(id, ());
+            lock(&self.requested).insert(id, ());
         } else {
-            self.lock_senders().entry(id, Vec::new).push(peer);
+            lock(&self.senders).entry(id, Vec::new).push(peer);
         }
         let result = {
             let _permit = self.validation.acquire().await;
@@ -273,7 +275,7 @@ impl Gossip {
                     PeerGossip::bump(&counters.known_blocks);
                 }
                 if requested_index.is_none() {
-                    let mut map = self.lock_senders();
+                    let mut map = lock(&self.senders);
                     if map.contains(&id) {
                         map.entry(id, Vec::new).extend(senders);
                     }
@@ -300,9 +302,9 @@ impl Gossip {
                 Ok(())
             }
             Ok(Err(SubmitError::Invalid(reason))) => {
-                self.lock_rejected().insert(id, ());
-                self.lock_senders().remove(&id);
-                self.lock_requested().remove(&id);
+                lock(&self.rejected).insert(id, ());
+                lock(&self.senders).remove(&id);
+                lock(&self.requested).remove(&id);
                 for other in senders.iter().filter(|p| **p != peer) {
                     self.punish(*other, &reason);
                 }
@@ -319,28 +321,12 @@ impl Gossip {
         }
     }
 
-    fn lock_rejected(&self) -> std::sync::MutexGuard<'_, Fifo<BlockId, ()>> {
-        self.rejected.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lock_senders(&self) -> std::sync::MutexGuard<'_, Fifo<BlockId, Vec<PeerId>>> {
-        self.senders.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lock_requested(&self) -> std::sync::MutexGuard<'_, Fifo<BlockId, ()>> {
-        self.requested.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn take_inflight(&self, id: &BlockId) -> Vec<PeerId> {
-        self.inflight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id)
-            .unwrap_or_default()
+        lock(&self.inflight).remove(id).unwrap_or_default()
     }
 
     fn add_sender(&self, id: BlockId, peer: PeerId) {
-        let mut map = self.lock_senders();
+        let mut map = lock(&self.senders);
         if map.contains(&id) {
             map.entry(id, Vec::new).push(peer);
         }
@@ -364,10 +350,10 @@ impl Gossip {
                 continue;
             }
             for id in ids {
-                if self.lock_requested().remove(&id).is_some() {
+                if lock(&self.requested).remove(&id).is_some() {
                     continue;
                 }
-                let senders = self.lock_senders().remove(&id).unwrap_or_default();
+                let senders = lock(&self.senders).remove(&id).unwrap_or_default();
                 let Some(bytes) = self.engine.block_bytes(&id) else {
                     continue;
                 };

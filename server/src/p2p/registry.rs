@@ -16,6 +16,7 @@ use ledger_codec::gossip::{Heartbeat, MessageType};
 use libp2p::{Multiaddr, PeerId};
 use tokio::sync::{mpsc, Notify};
 
+use crate::p2p::locks::{lock, read, write};
 use crate::routes::peers::{self, Peer, Relation};
 
 /// What a session counts, per peer, across reconnects (peering.md §4.8).
@@ -65,12 +66,12 @@ impl PeerGossip {
 
     /// Records a heartbeat received now.
     pub fn set_heartbeat(&self, hb: Heartbeat) {
-        *self.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some((hb, Instant::now()));
+        *lock(&self.heartbeat) = Some((hb, Instant::now()));
     }
 
     /// The last heartbeat and when it came.
     pub fn heartbeat(&self) -> Option<(Heartbeat, Instant)> {
-        *self.heartbeat.lock().unwrap_or_else(|e| e.into_inner())
+        *lock(&self.heartbeat)
     }
 
     fn snapshot(&self) -> peers::Gossip {
@@ -193,17 +194,9 @@ pub struct PeerRegistry {
 }
 
 impl PeerRegistry {
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<PeerId, PeerEntry>> {
-        self.peers.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<PeerId, PeerEntry>> {
-        self.peers.read().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Adds or updates a known peer.
     pub fn add_known(&self, id: PeerId, addr: Multiaddr, alias: Option<String>) {
-        let mut peers = self.write();
+        let mut peers = write(&self.peers);
         let entry = peers
             .entry(id)
             .or_insert_with(|| PeerEntry::new(Relation::Known));
@@ -216,19 +209,19 @@ impl PeerRegistry {
 
     /// Forgets a peer; its session, if any, is returned so the caller can end it.
     pub fn remove(&self, id: &PeerId) -> Option<Option<SessionHandle>> {
-        self.write().remove(id).map(|e| e.session)
+        write(&self.peers).remove(id).map(|e| e.session)
     }
 
     /// Whether `id` is a known peer.
     pub fn is_known(&self, id: &PeerId) -> bool {
-        self.read()
+        read(&self.peers)
             .get(id)
             .is_some_and(|e| e.relation == Relation::Known)
     }
 
     /// A connection to `id` was established (`addr`: where it came from, for unknown peers).
     pub fn connected(&self, id: PeerId, addr: &Multiaddr) {
-        let mut peers = self.write();
+        let mut peers = write(&self.peers);
         let entry = peers
             .entry(id)
             .or_insert_with(|| PeerEntry::new(Relation::Unknown));
@@ -241,7 +234,7 @@ impl PeerRegistry {
     /// A connection to `id` closed; `remaining` are still open. An unknown peer without
     /// connections is forgotten.
     pub fn disconnected(&self, id: &PeerId, remaining: u32) {
-        let mut peers = self.write();
+        let mut peers = write(&self.peers);
         let forget = match peers.get_mut(id) {
             Some(e) => {
                 e.connections = remaining;
@@ -266,7 +259,7 @@ impl PeerRegistry {
         session: SessionHandle,
         unknown_limit: usize,
     ) -> Result<(Arc<PeerGossip>, Option<SessionHandle>), Refusal> {
-        let mut peers = self.write();
+        let mut peers = write(&self.peers);
         let unknown_sessions = peers
             .iter()
             .filter(|(p, e)| **p != id && e.relation != Relation::Known && e.session.is_some())
@@ -292,7 +285,7 @@ impl PeerRegistry {
     /// Ends the registration of session `session_id` of `id`; false when it was not the
     /// peer's current session any more (replaced by another stream, or the peer removed).
     pub fn detach(&self, id: &PeerId, session_id: u64) -> bool {
-        match self.write().get_mut(id) {
+        match write(&self.peers).get_mut(id) {
             Some(e) if e.session.as_ref().is_some_and(|s| s.id == session_id) => {
                 e.session = None;
                 true
@@ -303,12 +296,12 @@ impl PeerRegistry {
 
     /// The session of `id`.
     pub fn session(&self, id: &PeerId) -> Option<SessionHandle> {
-        self.read().get(id).and_then(|e| e.session.clone())
+        read(&self.peers).get(id).and_then(|e| e.session.clone())
     }
 
     /// Every peer with a gossip stream, with its statistics.
     pub fn sessions(&self) -> Vec<(PeerId, SessionHandle, Arc<PeerGossip>)> {
-        self.read()
+        read(&self.peers)
             .iter()
             .filter_map(|(id, e)| {
                 e.session
@@ -320,17 +313,20 @@ impl PeerRegistry {
 
     /// The statistics of `id`.
     pub fn gossip(&self, id: &PeerId) -> Option<Arc<PeerGossip>> {
-        self.read().get(id).map(|e| Arc::clone(&e.gossip))
+        read(&self.peers).get(id).map(|e| Arc::clone(&e.gossip))
     }
 
     /// Peers with at least one connection.
     pub fn connected_count(&self) -> usize {
-        self.read().values().filter(|e| e.connections > 0).count()
+        read(&self.peers)
+            .values()
+            .filter(|e| e.connections > 0)
+            .count()
     }
 
     /// Peers with a gossip stream whose last heartbeat passes the synced rule.
     pub fn synced_count(&self, our_confirmed: u32) -> usize {
-        self.read()
+        read(&self.peers)
             .values()
             .filter(|e| e.session.is_some())
             .filter(|e| {
@@ -343,7 +339,7 @@ impl PeerRegistry {
 
     /// Known peers and their addresses (to dial).
     pub fn known(&self) -> Vec<(PeerId, Vec<Multiaddr>)> {
-        self.read()
+        read(&self.peers)
             .iter()
             .filter(|(_, e)| e.relation == Relation::Known)
             .map(|(id, e)| (*id, e.addrs.clone()))
@@ -352,8 +348,7 @@ impl PeerRegistry {
 
     /// Known peers with their aliases, as written to `peering.json`.
     pub fn known_with_alias(&self) -> Vec<(PeerId, Multiaddr, Option<String>)> {
-        let mut out: Vec<_> = self
-            .read()
+        let mut out: Vec<_> = read(&self.peers)
             .iter()
             .filter(|(_, e)| e.relation == Relation::Known)
             .filter_map(|(id, e)| e.addrs.first().map(|a| (*id, a.clone(), e.alias.clone())))
@@ -364,17 +359,20 @@ impl PeerRegistry {
 
     /// Whether `id` has a connection.
     pub fn is_connected(&self, id: &PeerId) -> bool {
-        self.read().get(id).is_some_and(|e| e.connections > 0)
+        read(&self.peers).get(id).is_some_and(|e| e.connections > 0)
     }
 
     /// The REST view of one peer.
     pub fn peer(&self, id: &PeerId) -> Option<Peer> {
-        self.read().get(id).map(|e| view(id, e))
+        read(&self.peers).get(id).map(|e| view(id, e))
     }
 
     /// The REST view of every peer, by id.
     pub fn peers(&self) -> Vec<Peer> {
-        let mut out: Vec<Peer> = self.read().iter().map(|(id, e)| view(id, e)).collect();
+        let mut out: Vec<Peer> = read(&self.peers)
+            .iter()
+            .map(|(id, e)| view(id, e))
+            .collect();
         out.sort_by(|a, b| a.id.cmp(&b.id));
         out
     }

@@ -11,6 +11,8 @@ use std::{
 
 use ledger_engine::BlockId;
 
+use crate::p2p::locks::lock;
+
 /// Most requests held at once.
 pub const CAPACITY: usize = 100_000;
 /// First retry delay.
@@ -56,14 +58,10 @@ pub struct Requester {
 }
 
 impl Requester {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Want, Entry>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Queues `want` for the cone of milestone `index` (0: outside any cone), due at once.
     /// Returns false when it was queued already or the queue is full.
     pub fn request(&self, want: Want, index: u32, now: Instant) -> bool {
-        let mut entries = self.lock();
+        let mut entries = lock(&self.entries);
         if let Some(e) = entries.get_mut(&want) {
             // A later cone request keeps a request alive that would expire.
             if e.index == 0 {
@@ -88,7 +86,7 @@ impl Requester {
 
     /// Records that `want` was just sent (outside the sync loop): its next send is a retry.
     pub fn sent_now(&self, want: &Want, now: Instant) {
-        if let Some(e) = self.lock().get_mut(want) {
+        if let Some(e) = lock(&self.entries).get_mut(want) {
             e.attempts = e.attempts.max(1);
             e.due = now + RETRY_FIRST;
         }
@@ -96,18 +94,18 @@ impl Requester {
 
     /// Whether `want` is queued; its cone index if so.
     pub fn pending(&self, want: &Want) -> Option<u32> {
-        self.lock().get(want).map(|e| e.index)
+        lock(&self.entries).get(want).map(|e| e.index)
     }
 
     /// Drops `want` (it arrived); its cone index if it was queued.
     pub fn fulfil(&self, want: &Want) -> Option<u32> {
-        self.lock().remove(want).map(|e| e.index)
+        lock(&self.entries).remove(want).map(|e| e.index)
     }
 
     /// Drops every request of a confirmed cone (index ≤ `confirmed`), expired requests
     /// outside any cone, and those `have` says are satisfied.
     pub fn purge(&self, confirmed: u32, now: Instant, have: impl Fn(&Want) -> bool) {
-        self.lock().retain(|want, e| {
+        lock(&self.entries).retain(|want, e| {
             let confirmed_cone = e.index != 0 && e.index <= confirmed;
             let expired = e.index == 0 && now.duration_since(e.created) >= EXPIRY;
             let milestone_done = matches!(want, Want::Milestone(i) if *i <= confirmed);
@@ -117,7 +115,7 @@ impl Requester {
 
     /// The requests due now, oldest cone first (at most `limit`); each is rescheduled.
     pub fn due(&self, now: Instant, limit: usize) -> Vec<Due> {
-        let mut entries = self.lock();
+        let mut entries = lock(&self.entries);
         let mut due: Vec<(&Want, &mut Entry)> =
             entries.iter_mut().filter(|(_, e)| e.due <= now).collect();
         due.sort_by_key(|(_, e)| if e.index == 0 { u32::MAX } else { e.index });
@@ -141,12 +139,12 @@ impl Requester {
 
     /// Requests held.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        lock(&self.entries).len()
     }
 
     /// Whether no request is held.
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        lock(&self.entries).is_empty()
     }
 }
 

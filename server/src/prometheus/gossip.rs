@@ -6,108 +6,87 @@ use prometheus_client::{
     collector::Collector,
     encoding::{DescriptorEncoder, EncodeMetric},
     metrics::{gauge::ConstGauge, MetricType},
-    registry::Registry,
 };
 
-use crate::{app::AppState, routes::peers::Peer};
+use crate::{
+    app::AppState,
+    routes::peers::{Peer, PeerMetrics},
+};
 
 /// Reads the node's peers for each scrape.
 #[derive(Debug)]
-pub struct GossipCollector {
-    state: AppState,
-}
+pub struct GossipCollector(pub AppState);
 
-impl GossipCollector {
-    /// A collector over the peers of the node behind `state`.
-    pub fn new(state: AppState) -> Self {
-        Self { state }
-    }
+/// A counter family: its name, help and, per `type` label, the counter it reports.
+type CounterFamily = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, fn(&PeerMetrics) -> u64)],
+);
 
-    /// Adds the collector to `registry`.
-    pub fn register(self, registry: &mut Registry) {
-        registry.register_collector(Box::new(self));
-    }
-}
+/// Hornet's per-peer counter families, in its order.
+const COUNTER_FAMILIES: &[CounterFamily] = &[
+    (
+        "iota_gossip_peers_blocks",
+        "Number of blocks by peer.",
+        &[
+            ("all", |m| m.received_blocks),
+            ("new", |m| m.new_blocks),
+            ("known", |m| m.known_blocks),
+            ("sent", |m| m.sent_blocks),
+        ],
+    ),
+    (
+        "iota_gossip_peers_requests",
+        "Number of requests by peer.",
+        &[
+            ("received_blocks", |m| m.received_block_requests),
+            ("received_milestones", |m| m.received_milestone_requests),
+            ("sent_blocks", |m| m.sent_block_requests),
+            ("sent_milestones", |m| m.sent_milestone_requests),
+        ],
+    ),
+    (
+        "iota_gossip_peers_heartbeats",
+        "Number of heartbeats by peer.",
+        &[
+            ("received", |m| m.received_heartbeats),
+            ("sent", |m| m.sent_heartbeats),
+        ],
+    ),
+    (
+        "iota_gossip_peers_dropped_packets",
+        "Number of dropped packets by peer.",
+        &[("sent", |m| m.dropped_packets)],
+    ),
+];
 
-/// One family: for every peer, a gauge per `(type, value)` of `values(peer)`.
-fn family(
-    encoder: &mut DescriptorEncoder<'_>,
-    peers: &[Peer],
-    name: &str,
-    help: &str,
-    values: impl Fn(&Peer) -> Vec<(&'static str, u64)>,
-) -> Result<(), std::fmt::Error> {
-    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
-    for peer in peers {
-        let address = peer.multi_addresses.first().map_or("", String::as_str);
-        let alias = peer.alias.as_deref().unwrap_or("");
-        for (kind, value) in values(peer) {
-            let labels = [
-                ("address", address),
-                ("alias", alias),
-                ("id", peer.id.as_str()),
-                ("type", kind),
-            ];
-            ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
-        }
-    }
-    Ok(())
+/// The labels naming `peer`: `address`, `alias`, `id`.
+fn peer_labels(peer: &Peer) -> [(&'static str, &str); 3] {
+    [
+        (
+            "address",
+            peer.multi_addresses.first().map_or("", String::as_str),
+        ),
+        ("alias", peer.alias.as_deref().unwrap_or("")),
+        ("id", peer.id.as_str()),
+    ]
 }
 
 impl Collector for GossipCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let peers = self.state.node.peers();
-        let metrics = |p: &Peer| p.gossip.as_ref().map(|g| g.metrics).unwrap_or_default();
-        family(
-            &mut encoder,
-            &peers,
-            "iota_gossip_peers_blocks",
-            "Number of blocks by peer.",
-            |p| {
-                let m = metrics(p);
-                vec![
-                    ("all", m.received_blocks),
-                    ("new", m.new_blocks),
-                    ("known", m.known_blocks),
-                    ("sent", m.sent_blocks),
-                ]
-            },
-        )?;
-        family(
-            &mut encoder,
-            &peers,
-            "iota_gossip_peers_requests",
-            "Number of requests by peer.",
-            |p| {
-                let m = metrics(p);
-                vec![
-                    ("received_blocks", m.received_block_requests),
-                    ("received_milestones", m.received_milestone_requests),
-                    ("sent_blocks", m.sent_block_requests),
-                    ("sent_milestones", m.sent_milestone_requests),
-                ]
-            },
-        )?;
-        family(
-            &mut encoder,
-            &peers,
-            "iota_gossip_peers_heartbeats",
-            "Number of heartbeats by peer.",
-            |p| {
-                let m = metrics(p);
-                vec![
-                    ("received", m.received_heartbeats),
-                    ("sent", m.sent_heartbeats),
-                ]
-            },
-        )?;
-        family(
-            &mut encoder,
-            &peers,
-            "iota_gossip_peers_dropped_packets",
-            "Number of dropped packets by peer.",
-            |p| vec![("sent", metrics(p).dropped_packets)],
-        )?;
+        let peers = self.0.node.peers();
+        for (name, help, counters) in COUNTER_FAMILIES {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for peer in &peers {
+                let metrics = peer.gossip.as_ref().map(|g| g.metrics).unwrap_or_default();
+                let [address, alias, id] = peer_labels(peer);
+                for (kind, value) in counters.iter() {
+                    let labels = [address, alias, id, ("type", *kind)];
+                    ConstGauge::new(value(&metrics)).encode(family.encode_family(&labels)?)?;
+                }
+            }
+        }
         let mut connected = encoder.encode_descriptor(
             "iota_gossip_peers_connected_peers",
             "Are peers connected?",
@@ -115,15 +94,8 @@ impl Collector for GossipCollector {
             MetricType::Gauge,
         )?;
         for peer in &peers {
-            let labels = [
-                (
-                    "address",
-                    peer.multi_addresses.first().map_or("", String::as_str),
-                ),
-                ("alias", peer.alias.as_deref().unwrap_or("")),
-                ("id", peer.id.as_str()),
-            ];
-            ConstGauge::new(u32::from(peer.connected)).encode(connected.encode_family(&labels)?)?;
+            ConstGauge::new(u32::from(peer.connected))
+                .encode(connected.encode_family(&peer_labels(peer))?)?;
         }
         Ok(())
     }

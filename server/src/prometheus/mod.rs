@@ -32,8 +32,8 @@ impl NodeMetrics {
     /// the confirmation and commit histograms of `timings`.
     pub fn new(state: &AppState, timings: &timings::EngineTimings) -> Self {
         let mut registry = Registry::default();
-        node::NodeCollector::new(state.clone()).register(&mut registry);
-        gossip::GossipCollector::new(state.clone()).register(&mut registry);
+        registry.register_collector(Box::new(node::NodeCollector::new(state.clone())));
+        registry.register_collector(Box::new(gossip::GossipCollector(state.clone())));
         state.api_metrics.register(&mut registry);
         timings.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));

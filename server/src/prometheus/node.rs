@@ -4,7 +4,6 @@ use prometheus_client::{
     collector::Collector,
     encoding::{DescriptorEncoder, EncodeMetric},
     metrics::{gauge::ConstGauge, MetricType},
-    registry::Registry,
 };
 
 use crate::{app::AppState, prometheus::utxo_size::UtxoSizeEstimate, routes::info::NODE_NAME};
@@ -23,11 +22,6 @@ impl NodeCollector {
             state,
             utxo_size: UtxoSizeEstimate::default(),
         }
-    }
-
-    /// Adds the collector to `registry`.
-    pub fn register(self, registry: &mut Registry) {
-        registry.register_collector(Box::new(self));
     }
 }
 

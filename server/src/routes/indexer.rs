@@ -79,44 +79,30 @@ async fn outputs(
     })
 }
 
-/// `GET /api/indexer/v1/outputs`: basic, alias, foundry and NFT outputs together.
-pub async fn combined(
-    State(state): State<AppState>,
-    Query(pairs): Query<Vec<(String, String)>>,
-) -> Result<Response, ApiError> {
-    outputs(&state, Params::Combined, &OutputKind::ALL, &pairs).await
+/// Declares the handlers of the output lists: each is `outputs` with its parameters and kinds.
+macro_rules! output_lists {
+    ($($(#[$doc:meta])* $name:ident => $params:ident, $kinds:expr;)*) => {$(
+        $(#[$doc])*
+        pub async fn $name(
+            State(state): State<AppState>,
+            Query(pairs): Query<Vec<(String, String)>>,
+        ) -> Result<Response, ApiError> {
+            outputs(&state, Params::$params, $kinds, &pairs).await
+        }
+    )*};
 }
 
-/// `GET /api/indexer/v1/outputs/basic`.
-pub async fn basic(
-    State(state): State<AppState>,
-    Query(pairs): Query<Vec<(String, String)>>,
-) -> Result<Response, ApiError> {
-    outputs(&state, Params::Basic, &[OutputKind::Basic], &pairs).await
-}
-
-/// `GET /api/indexer/v1/outputs/alias`.
-pub async fn aliases(
-    State(state): State<AppState>,
-    Query(pairs): Query<Vec<(String, String)>>,
-) -> Result<Response, ApiError> {
-    outputs(&state, Params::Alias, &[OutputKind::Alias], &pairs).await
-}
-
-/// `GET /api/indexer/v1/outputs/foundry`.
-pub async fn foundries(
-    State(state): State<AppState>,
-    Query(pairs): Query<Vec<(String, String)>>,
-) -> Result<Response, ApiError> {
-    outputs(&state, Params::Foundry, &[OutputKind::Foundry], &pairs).await
-}
-
-/// `GET /api/indexer/v1/outputs/nft`.
-pub async fn nfts(
-    State(state): State<AppState>,
-    Query(pairs): Query<Vec<(String, String)>>,
-) -> Result<Response, ApiError> {
-    outputs(&state, Params::Nft, &[OutputKind::Nft], &pairs).await
+output_lists! {
+    /// `GET /api/indexer/v1/outputs`: basic, alias, foundry and NFT outputs together.
+    combined => Combined, &OutputKind::ALL;
+    /// `GET /api/indexer/v1/outputs/basic`.
+    basic => Basic, &[OutputKind::Basic];
+    /// `GET /api/indexer/v1/outputs/alias`.
+    aliases => Alias, &[OutputKind::Alias];
+    /// `GET /api/indexer/v1/outputs/foundry`.
+    foundries => Foundry, &[OutputKind::Foundry];
+    /// `GET /api/indexer/v1/outputs/nft`.
+    nfts => Nft, &[OutputKind::Nft];
 }
 
 async fn chain(state: &AppState, id: ChainId, shown: &str) -> Result<Response, ApiError> {
@@ -132,29 +118,25 @@ async fn chain(state: &AppState, id: ChainId, shown: &str) -> Result<Response, A
     })
 }
 
-/// `GET /api/indexer/v1/outputs/alias/{aliasId}`.
-pub async fn alias_by_id(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let alias = parse_hex_id::<32>("aliasId", &id)?;
-    chain(&state, ChainId::Alias(alias), &id).await
+/// Declares the handlers of the chain lookups: each parses its id and asks `chain`.
+macro_rules! chain_lookups {
+    ($($(#[$doc:meta])* $name:ident => $variant:ident($field:literal, $len:literal);)*) => {$(
+        $(#[$doc])*
+        pub async fn $name(
+            State(state): State<AppState>,
+            Path(id): Path<String>,
+        ) -> Result<Response, ApiError> {
+            let chain_id = ChainId::$variant(parse_hex_id::<$len>($field, &id)?);
+            chain(&state, chain_id, &id).await
+        }
+    )*};
 }
 
-/// `GET /api/indexer/v1/outputs/foundry/{foundryId}`.
-pub async fn foundry_by_id(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let foundry = parse_hex_id::<38>("foundryId", &id)?;
-    chain(&state, ChainId::Foundry(foundry), &id).await
-}
-
-/// `GET /api/indexer/v1/outputs/nft/{nftId}`.
-pub async fn nft_by_id(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let nft = parse_hex_id::<32>("nftId", &id)?;
-    chain(&state, ChainId::Nft(nft), &id).await
+chain_lookups! {
+    /// `GET /api/indexer/v1/outputs/alias/{aliasId}`.
+    alias_by_id => Alias("aliasId", 32);
+    /// `GET /api/indexer/v1/outputs/foundry/{foundryId}`.
+    foundry_by_id => Foundry("foundryId", 38);
+    /// `GET /api/indexer/v1/outputs/nft/{nftId}`.
+    nft_by_id => Nft("nftId", 32);
 }

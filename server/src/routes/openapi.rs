@@ -19,14 +19,12 @@ mod tests {
         body::Body,
         http::{Method, Request, StatusCode},
     };
-    use http_body_util::BodyExt;
     use serde_json::Value;
-    use tower::ServiceExt;
 
     use super::*;
     use crate::{
         access::AccessControl,
-        app::{app, endpoints, AppState},
+        app::{app, endpoints, tests::send, AppState},
         jwt::JwtAuth,
         node::StubNode,
     };
@@ -166,14 +164,7 @@ mod tests {
             .uri(path)
             .body(Body::empty())
             .expect("request");
-        let response = app(state).oneshot(request).await.expect("infallible");
-        let status = response.status();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
+        let (status, _, body) = send(app(state), request).await;
         (status, body.to_vec())
     }
 
