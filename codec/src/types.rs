@@ -8,6 +8,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::Result;
+use crate::wire::{Codec, Reader};
 
 pub use crate::hexstr::{parse_config_hex, parse_hex, parse_hex_array, to_hex};
 
@@ -100,6 +101,18 @@ impl<'a, const N: usize> Fixed<'a, N> {
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> Fixed<'static, N> {
         Fixed(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+impl<'a, const N: usize> Codec<'a> for Fixed<'a, N> {
+    #[inline]
+    fn read(r: &mut Reader<'a>) -> Result<Self> {
+        Ok(Self::borrowed(r.array()?))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        out.extend_from_slice(self.as_array());
+        Ok(())
     }
 }
 
@@ -234,6 +247,18 @@ impl U256 {
     /// True when zero.
     pub fn is_zero(&self) -> bool {
         self.0.is_zero()
+    }
+}
+
+impl<'a> Codec<'a> for U256 {
+    #[inline]
+    fn read(r: &mut Reader<'a>) -> Result<Self> {
+        Ok(Self::from_le(r.array()?))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        out.extend_from_slice(&self.to_le());
+        Ok(())
     }
 }
 

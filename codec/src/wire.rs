@@ -345,6 +345,129 @@ pub trait Codec<'a>: Sized {
     }
 }
 
+/// Little-endian integers are wire types of their own, so a struct of them can be declared with
+/// [`fields_codec!`].
+macro_rules! le_integer_codec {
+    ($($t:ident),+) => {$(
+        impl<'a> Codec<'a> for $t {
+            #[inline]
+            fn read(r: &mut Reader<'a>) -> Result<Self> {
+                r.$t()
+            }
+            #[inline]
+            fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+                out.extend_from_slice(&self.to_le_bytes());
+                Ok(())
+            }
+        }
+    )+};
+}
+
+le_integer_codec!(u8, u16, u32, u64);
+
+impl<'a> Codec<'a> for i64 {
+    #[inline]
+    fn read(r: &mut Reader<'a>) -> Result<Self> {
+        Ok(Self::from_le_bytes(*r.array()?))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        out.extend_from_slice(&self.to_le_bytes());
+        Ok(())
+    }
+}
+
+/// A rule that reads and writes one field of type `T` where the type's own [`Codec`] does not
+/// say enough: a [`Len`] gives prefixed byte strings, UTF-8 strings and lists their prefix and
+/// bounds. `name` locates errors.
+pub(crate) trait FieldRule<'a, T> {
+    /// Reads the field.
+    fn read_field(&self, r: &mut Reader<'a>, name: &'static str) -> Result<T>;
+    /// Writes the field.
+    fn write_field(&self, v: &T, name: &'static str, out: &mut Vec<u8>) -> Result<()>;
+}
+
+impl<'a> FieldRule<'a, crate::types::Bytes<'a>> for Len {
+    fn read_field(
+        &self,
+        r: &mut Reader<'a>,
+        name: &'static str,
+    ) -> Result<crate::types::Bytes<'a>> {
+        Ok(crate::types::Bytes::borrowed(r.prefixed(self).at(name)?))
+    }
+    fn write_field(
+        &self,
+        v: &crate::types::Bytes<'a>,
+        name: &'static str,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        self.put_bytes(v.as_slice(), out).at(name)
+    }
+}
+
+impl<'a> FieldRule<'a, String> for Len {
+    fn read_field(&self, r: &mut Reader<'a>, name: &'static str) -> Result<String> {
+        let b = r.prefixed(self).at(name)?;
+        String::from_utf8(b.to_vec()).map_err(|_| Error::invalid("not UTF-8").at(name))
+    }
+    fn write_field(&self, v: &String, name: &'static str, out: &mut Vec<u8>) -> Result<()> {
+        self.put_bytes(v.as_bytes(), out).at(name)
+    }
+}
+
+impl<'a, T: Codec<'a>> FieldRule<'a, Vec<T>> for Len {
+    fn read_field(&self, r: &mut Reader<'a>, name: &'static str) -> Result<Vec<T>> {
+        read_list(r, self, name)
+    }
+    fn write_field(&self, v: &Vec<T>, name: &'static str, out: &mut Vec<u8>) -> Result<()> {
+        write_list(self, v, name, out)
+    }
+}
+
+/// [`Codec`] for a struct that is nothing but its fields, in declaration order, so that its
+/// layout is written once. Each field is read and written by its own `Codec`, or by the
+/// [`FieldRule`] after `with`, and named in errors by its JSON name:
+/// `fields_codec!(TaggedData<'a> { tag: "tag" with TAG, data: "data" with DATA })`.
+macro_rules! fields_codec {
+    ($t:ident<$a:lifetime> { $($f:ident: $json:literal $(with $rule:expr)?),* $(,)? }) => {
+        impl<$a> $crate::wire::Codec<$a> for $t<$a> {
+            $crate::wire::fields_codec!(@methods $a; $($f: $json $(with $rule)?),*);
+        }
+    };
+    ($t:ident { $($f:ident: $json:literal $(with $rule:expr)?),* $(,)? }) => {
+        impl<'a> $crate::wire::Codec<'a> for $t {
+            $crate::wire::fields_codec!(@methods 'a; $($f: $json $(with $rule)?),*);
+        }
+    };
+    (@methods $a:lifetime; $($f:ident: $json:literal $(with $rule:expr)?),*) => {
+        #[allow(unused_variables)]
+        fn read(r: &mut $crate::wire::Reader<$a>) -> $crate::error::Result<Self> {
+            Ok(Self {
+                $($f: $crate::wire::fields_codec!(@read r, $json $(, $rule)?)?,)*
+            })
+        }
+        #[allow(unused_variables)]
+        fn encode(&self, out: &mut Vec<u8>) -> $crate::error::Result<()> {
+            $($crate::wire::fields_codec!(@write self.$f, out, $json $(, $rule)?)?;)*
+            Ok(())
+        }
+    };
+    (@read $r:ident, $json:literal) => {
+        $crate::error::Context::at($crate::wire::Codec::read($r), $json)
+    };
+    (@read $r:ident, $json:literal, $rule:expr) => {
+        $crate::wire::FieldRule::read_field(&$rule, $r, $json)
+    };
+    (@write $v:expr, $out:ident, $json:literal) => {
+        $crate::error::Context::at($crate::wire::Codec::encode(&$v, $out), $json)
+    };
+    (@write $v:expr, $out:ident, $json:literal, $rule:expr) => {
+        $crate::wire::FieldRule::write_field(&$rule, &$v, $json, $out)
+    };
+}
+
+pub(crate) use fields_codec;
+
 /// Reads an optional payload: a `u32` byte length (0 = none), then exactly
 /// that many bytes, which `read` must consume completely.
 ///

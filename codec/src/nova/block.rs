@@ -15,7 +15,8 @@ use crate::nova::params::ProtocolParameters;
 use crate::nova::transaction::{with_slot, Ed25519Signature, Signature, SignedTransaction};
 use crate::types::{Bytes, Fixed, FixedList, Hash32};
 use crate::wire::{
-    check_strictly_ascending, read_optional, write_optional, Codec, Len, Prefix, Reader,
+    check_strictly_ascending, fields_codec, read_optional, write_optional, Codec, Len, Prefix,
+    Reader,
 };
 
 /// Largest serialized block.
@@ -54,32 +55,14 @@ pub struct TaggedData<'a> {
     pub data: Bytes<'a>,
 }
 
-impl<'a> Codec<'a> for TaggedData<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let tag = Bytes::borrowed(r.prefixed(&TAG).at("tag")?);
-        let data = Bytes::borrowed(r.prefixed(&DATA).at("data")?);
-        Ok(Self { tag, data })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        TAG.put_bytes(self.tag.as_slice(), out).at("tag")?;
-        DATA.put_bytes(self.data.as_slice(), out).at("data")?;
-        Ok(())
-    }
-}
+fields_codec!(TaggedData<'a> { tag: "tag" with TAG, data: "data" with DATA });
 
 /// Candidacy Announcement payload (2): no fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CandidacyAnnouncement {}
 
-impl<'a> Codec<'a> for CandidacyAnnouncement {
-    fn read(_: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {})
-    }
-    fn encode(&self, _: &mut Vec<u8>) -> Result<()> {
-        Ok(())
-    }
-}
+fields_codec!(CandidacyAnnouncement {});
 
 /// A block payload.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use crate::hash::blake2b256;
 use crate::nova::json::u64_str;
 use crate::nova::transaction::with_slot;
 use crate::types::{Fixed, Hash32};
-use crate::wire::{Codec, Reader};
+use crate::wire::{fields_codec, Codec};
 
 /// A slot commitment (85 bytes on the wire).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,28 +29,7 @@ pub struct Commitment<'a> {
     pub reference_mana_cost: u64,
 }
 
-impl<'a> Codec<'a> for Commitment<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            protocol_version: r.u8()?,
-            slot: r.u32()?,
-            previous_commitment_id: Fixed::borrowed(r.array()?),
-            roots_id: Hash32::borrowed(r.array()?),
-            cumulative_weight: r.u64()?,
-            reference_mana_cost: r.u64()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.push(self.protocol_version);
-        out.extend_from_slice(&self.slot.to_le_bytes());
-        out.extend_from_slice(self.previous_commitment_id.as_array());
-        out.extend_from_slice(self.roots_id.as_array());
-        out.extend_from_slice(&self.cumulative_weight.to_le_bytes());
-        out.extend_from_slice(&self.reference_mana_cost.to_le_bytes());
-        Ok(())
-    }
-}
+fields_codec!(Commitment<'a> { protocol_version: "protocolVersion", slot: "slot", previous_commitment_id: "previousCommitmentId", roots_id: "rootsId", cumulative_weight: "cumulativeWeight", reference_mana_cost: "referenceManaCost" });
 
 impl Commitment<'_> {
     /// Commitment id: `BLAKE2b-256(bytes) || slot`.

@@ -9,7 +9,7 @@ use crate::error::{Context, Error, ErrorKind, Result};
 use crate::nova::address::Address;
 use crate::nova::json::{self, tagged_enum, u64_str};
 use crate::types::{owned_list, variant_field, Bytes, Fixed, Hash32, U256};
-use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
+use crate::wire::{fields_codec, type_bytes, Codec, Len, Prefix, Reader};
 
 // ---------------------------------------------------------------- unlock conditions
 
@@ -22,16 +22,7 @@ pub struct AddressCondition<'a> {
     pub address: Address<'a>,
 }
 
-impl<'a> Codec<'a> for AddressCondition<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            address: Address::read(r).at("address")?,
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        self.address.encode(out)
-    }
-}
+fields_codec!(AddressCondition<'a> { address: "address" });
 
 /// Storage Deposit Return unlock condition (1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,20 +35,7 @@ pub struct StorageDepositReturn<'a> {
     pub amount: u64,
 }
 
-impl<'a> Codec<'a> for StorageDepositReturn<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let return_address = Address::read(r).at("returnAddress")?;
-        Ok(Self {
-            return_address,
-            amount: r.u64()?,
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        self.return_address.encode(out)?;
-        out.extend_from_slice(&self.amount.to_le_bytes());
-        Ok(())
-    }
-}
+fields_codec!(StorageDepositReturn<'a> { return_address: "returnAddress", amount: "amount" });
 
 /// Timelock unlock condition (2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -290,17 +268,7 @@ pub struct TagFeature<'a> {
     pub tag: Bytes<'a>,
 }
 
-impl<'a> Codec<'a> for TagFeature<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            tag: Bytes::borrowed(r.prefixed(&TAG).at("tag")?),
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        TAG.put_bytes(self.tag.as_slice(), out).at("tag")?;
-        Ok(())
-    }
-}
+fields_codec!(TagFeature<'a> { tag: "tag" with TAG });
 
 /// Native Token feature (5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -389,23 +357,12 @@ pub struct Staking {
     pub end_epoch: u32,
 }
 
-impl<'a> Codec<'a> for Staking {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            staked_amount: r.u64()?,
-            fixed_cost: r.u64()?,
-            start_epoch: r.u32()?,
-            end_epoch: r.u32()?,
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&self.staked_amount.to_le_bytes());
-        out.extend_from_slice(&self.fixed_cost.to_le_bytes());
-        out.extend_from_slice(&self.start_epoch.to_le_bytes());
-        out.extend_from_slice(&self.end_epoch.to_le_bytes());
-        Ok(())
-    }
-}
+fields_codec!(Staking {
+    staked_amount: "stakedAmount",
+    fixed_cost: "fixedCost",
+    start_epoch: "startEpoch",
+    end_epoch: "endEpoch"
+});
 
 /// An output feature.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::hash::blake2b256;
 use crate::nova::json::{i64_str, u64_str};
-use crate::wire::{Codec, Len, Prefix, Reader};
+use crate::wire::{fields_codec, Codec, FieldRule, Len, Prefix, Reader};
 
 /// Storage score parameters (TIP-47).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,187 +146,108 @@ const NAME: Len = Len::new(Prefix::U8, 1, 255);
 const HRP: Len = Len::new(Prefix::U8, 1, 83);
 const DECAY: Len = Len::new(Prefix::U16, 0, u16::MAX as usize);
 
-fn string(r: &mut Reader<'_>, len: &Len) -> Result<String> {
-    let b = r.prefixed(len)?;
-    String::from_utf8(b.to_vec()).map_err(|_| Error::invalid("not UTF-8"))
-}
+/// The parameters' type byte: 0, the only type there is.
+struct ParamsType;
 
-impl<'a> Codec<'a> for ProtocolParameters {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let kind = r.u8()?;
-        if kind != 0 {
-            return Err(ErrorKind::UnknownType(kind.into()).into());
+impl<'a> FieldRule<'a, u8> for ParamsType {
+    fn read_field(&self, r: &mut Reader<'a>, name: &'static str) -> Result<u8> {
+        match r.u8().at(name)? {
+            0 => Ok(0),
+            kind => Err(ErrorKind::UnknownType(kind.into()).into()),
         }
-        Ok(Self {
-            kind,
-            version: r.u8()?,
-            network_name: string(r, &NAME).at("networkName")?,
-            bech32_hrp: string(r, &HRP).at("bech32Hrp")?,
-            storage_score_parameters: StorageScoreParameters {
-                storage_cost: r.u64()?,
-                factor_data: r.u8()?,
-                offset_output_overhead: r.u64()?,
-                offset_ed25519_block_issuer_key: r.u64()?,
-                offset_staking_feature: r.u64()?,
-                offset_delegation: r.u64()?,
-            },
-            work_score_parameters: WorkScoreParameters {
-                data_byte: r.u32()?,
-                block: r.u32()?,
-                input: r.u32()?,
-                context_input: r.u32()?,
-                output: r.u32()?,
-                native_token: r.u32()?,
-                staking: r.u32()?,
-                block_issuer: r.u32()?,
-                allotment: r.u32()?,
-                signature_ed25519: r.u32()?,
-            },
-            mana_parameters: ManaParameters {
-                bits_count: r.u8()?,
-                generation_rate: r.u8()?,
-                generation_rate_exponent: r.u8()?,
-                decay_factors: {
-                    let n = r.len(&DECAY)?;
-                    (0..n).map(|_| r.u32()).collect::<Result<_>>()?
-                },
-                decay_factors_exponent: r.u8()?,
-                decay_factor_epochs_sum: r.u32()?,
-                decay_factor_epochs_sum_exponent: r.u8()?,
-                annual_decay_factor_percentage: r.u8()?,
-            },
-            token_supply: r.u64()?,
-            genesis_slot: r.u32()?,
-            genesis_unix_timestamp: r.u64()? as i64,
-            slot_duration_in_seconds: r.u8()?,
-            slots_per_epoch_exponent: r.u8()?,
-            staking_unbonding_period: r.u32()?,
-            validation_blocks_per_slot: r.u8()?,
-            punishment_epochs: r.u32()?,
-            liveness_threshold_lower_bound: r.u16()?,
-            liveness_threshold_upper_bound: r.u16()?,
-            min_committable_age: r.u32()?,
-            max_committable_age: r.u32()?,
-            epoch_nearing_threshold: r.u32()?,
-            congestion_control_parameters: CongestionControlParameters {
-                min_reference_mana_cost: r.u64()?,
-                increase: r.u64()?,
-                decrease: r.u64()?,
-                increase_threshold: r.u32()?,
-                decrease_threshold: r.u32()?,
-                scheduler_rate: r.u32()?,
-                max_buffer_size: r.u32()?,
-                max_validation_buffer_size: r.u32()?,
-            },
-            version_signaling_parameters: VersionSignalingParameters {
-                window_size: r.u8()?,
-                window_target_ratio: r.u8()?,
-                activation_offset: r.u8()?,
-            },
-            rewards_parameters: RewardsParameters {
-                profit_margin_exponent: r.u8()?,
-                bootstrapping_duration: r.u32()?,
-                reward_to_generation_ratio: r.u8()?,
-                initial_target_rewards_rate: r.u64()?,
-                final_target_rewards_rate: r.u64()?,
-                pool_coefficient_exponent: r.u8()?,
-                retention_period: r.u16()?,
-            },
-            target_committee_size: r.u8()?,
-            chain_switching_threshold: r.u8()?,
-        })
     }
-
-    fn encode(&self, o: &mut Vec<u8>) -> Result<()> {
-        fn s(o: &mut Vec<u8>, v: &str, name: &'static str) -> Result<()> {
-            Len::new(Prefix::U8, 0, 255)
-                .put_bytes(v.as_bytes(), o)
-                .at(name)?;
-            Ok(())
-        }
-        o.push(self.kind);
-        o.push(self.version);
-        s(o, &self.network_name, "networkName")?;
-        s(o, &self.bech32_hrp, "bech32Hrp")?;
-        let p = &self.storage_score_parameters;
-        o.extend_from_slice(&p.storage_cost.to_le_bytes());
-        o.push(p.factor_data);
-        for v in [
-            p.offset_output_overhead,
-            p.offset_ed25519_block_issuer_key,
-            p.offset_staking_feature,
-            p.offset_delegation,
-        ] {
-            o.extend_from_slice(&v.to_le_bytes());
-        }
-        let w = &self.work_score_parameters;
-        for v in [
-            w.data_byte,
-            w.block,
-            w.input,
-            w.context_input,
-            w.output,
-            w.native_token,
-            w.staking,
-            w.block_issuer,
-            w.allotment,
-            w.signature_ed25519,
-        ] {
-            o.extend_from_slice(&v.to_le_bytes());
-        }
-        let m = &self.mana_parameters;
-        o.extend_from_slice(&[m.bits_count, m.generation_rate, m.generation_rate_exponent]);
-        Len::new(Prefix::U16, 0, u16::MAX as usize)
-            .put(m.decay_factors.len(), o)
-            .at("manaParameters.decayFactors")?;
-        for f in &m.decay_factors {
-            o.extend_from_slice(&f.to_le_bytes());
-        }
-        o.push(m.decay_factors_exponent);
-        o.extend_from_slice(&m.decay_factor_epochs_sum.to_le_bytes());
-        o.push(m.decay_factor_epochs_sum_exponent);
-        o.push(m.annual_decay_factor_percentage);
-        o.extend_from_slice(&self.token_supply.to_le_bytes());
-        o.extend_from_slice(&self.genesis_slot.to_le_bytes());
-        o.extend_from_slice(&self.genesis_unix_timestamp.to_le_bytes());
-        o.push(self.slot_duration_in_seconds);
-        o.push(self.slots_per_epoch_exponent);
-        o.extend_from_slice(&self.staking_unbonding_period.to_le_bytes());
-        o.push(self.validation_blocks_per_slot);
-        o.extend_from_slice(&self.punishment_epochs.to_le_bytes());
-        o.extend_from_slice(&self.liveness_threshold_lower_bound.to_le_bytes());
-        o.extend_from_slice(&self.liveness_threshold_upper_bound.to_le_bytes());
-        o.extend_from_slice(&self.min_committable_age.to_le_bytes());
-        o.extend_from_slice(&self.max_committable_age.to_le_bytes());
-        o.extend_from_slice(&self.epoch_nearing_threshold.to_le_bytes());
-        let c = &self.congestion_control_parameters;
-        for v in [c.min_reference_mana_cost, c.increase, c.decrease] {
-            o.extend_from_slice(&v.to_le_bytes());
-        }
-        for v in [
-            c.increase_threshold,
-            c.decrease_threshold,
-            c.scheduler_rate,
-            c.max_buffer_size,
-            c.max_validation_buffer_size,
-        ] {
-            o.extend_from_slice(&v.to_le_bytes());
-        }
-        let v = &self.version_signaling_parameters;
-        o.extend_from_slice(&[v.window_size, v.window_target_ratio, v.activation_offset]);
-        let rw = &self.rewards_parameters;
-        o.push(rw.profit_margin_exponent);
-        o.extend_from_slice(&rw.bootstrapping_duration.to_le_bytes());
-        o.push(rw.reward_to_generation_ratio);
-        o.extend_from_slice(&rw.initial_target_rewards_rate.to_le_bytes());
-        o.extend_from_slice(&rw.final_target_rewards_rate.to_le_bytes());
-        o.push(rw.pool_coefficient_exponent);
-        o.extend_from_slice(&rw.retention_period.to_le_bytes());
-        o.push(self.target_committee_size);
-        o.push(self.chain_switching_threshold);
-        Ok(())
+    fn write_field(&self, v: &u8, name: &'static str, out: &mut Vec<u8>) -> Result<()> {
+        v.encode(out).at(name)
     }
 }
+
+fields_codec!(StorageScoreParameters {
+    storage_cost: "storageCost",
+    factor_data: "factorData",
+    offset_output_overhead: "offsetOutputOverhead",
+    offset_ed25519_block_issuer_key: "offsetEd25519BlockIssuerKey",
+    offset_staking_feature: "offsetStakingFeature",
+    offset_delegation: "offsetDelegation",
+});
+
+fields_codec!(WorkScoreParameters {
+    data_byte: "dataByte",
+    block: "block",
+    input: "input",
+    context_input: "contextInput",
+    output: "output",
+    native_token: "nativeToken",
+    staking: "staking",
+    block_issuer: "blockIssuer",
+    allotment: "allotment",
+    signature_ed25519: "signatureEd25519",
+});
+
+fields_codec!(ManaParameters {
+    bits_count: "bitsCount",
+    generation_rate: "generationRate",
+    generation_rate_exponent: "generationRateExponent",
+    decay_factors: "decayFactors" with DECAY,
+    decay_factors_exponent: "decayFactorsExponent",
+    decay_factor_epochs_sum: "decayFactorEpochsSum",
+    decay_factor_epochs_sum_exponent: "decayFactorEpochsSumExponent",
+    annual_decay_factor_percentage: "annualDecayFactorPercentage",
+});
+
+fields_codec!(CongestionControlParameters {
+    min_reference_mana_cost: "minReferenceManaCost",
+    increase: "increase",
+    decrease: "decrease",
+    increase_threshold: "increaseThreshold",
+    decrease_threshold: "decreaseThreshold",
+    scheduler_rate: "schedulerRate",
+    max_buffer_size: "maxBufferSize",
+    max_validation_buffer_size: "maxValidationBufferSize",
+});
+
+fields_codec!(VersionSignalingParameters {
+    window_size: "windowSize",
+    window_target_ratio: "windowTargetRatio",
+    activation_offset: "activationOffset",
+});
+
+fields_codec!(RewardsParameters {
+    profit_margin_exponent: "profitMarginExponent",
+    bootstrapping_duration: "bootstrappingDuration",
+    reward_to_generation_ratio: "rewardToGenerationRatio",
+    initial_target_rewards_rate: "initialTargetRewardsRate",
+    final_target_rewards_rate: "finalTargetRewardsRate",
+    pool_coefficient_exponent: "poolCoefficientExponent",
+    retention_period: "retentionPeriod",
+});
+
+fields_codec!(ProtocolParameters {
+    kind: "type" with ParamsType,
+    version: "version",
+    network_name: "networkName" with NAME,
+    bech32_hrp: "bech32Hrp" with HRP,
+    storage_score_parameters: "storageScoreParameters",
+    work_score_parameters: "workScoreParameters",
+    mana_parameters: "manaParameters",
+    token_supply: "tokenSupply",
+    genesis_slot: "genesisSlot",
+    genesis_unix_timestamp: "genesisUnixTimestamp",
+    slot_duration_in_seconds: "slotDurationInSeconds",
+    slots_per_epoch_exponent: "slotsPerEpochExponent",
+    staking_unbonding_period: "stakingUnbondingPeriod",
+    validation_blocks_per_slot: "validationBlocksPerSlot",
+    punishment_epochs: "punishmentEpochs",
+    liveness_threshold_lower_bound: "livenessThresholdLowerBound",
+    liveness_threshold_upper_bound: "livenessThresholdUpperBound",
+    min_committable_age: "minCommittableAge",
+    max_committable_age: "maxCommittableAge",
+    epoch_nearing_threshold: "epochNearingThreshold",
+    congestion_control_parameters: "congestionControlParameters",
+    version_signaling_parameters: "versionSignalingParameters",
+    rewards_parameters: "rewardsParameters",
+    target_committee_size: "targetCommitteeSize",
+    chain_switching_threshold: "chainSwitchingThreshold",
+});
 
 pub use crate::hash::network_id;
 

@@ -8,7 +8,7 @@ use crate::hash::{blake2b256, blake2b256_parts};
 use crate::nova::json::tagged_enum;
 use crate::nova::transaction::{with_slot, Transaction};
 use crate::types::{Bytes, Hash32};
-use crate::wire::{Codec, Len, Prefix, Reader};
+use crate::wire::{fields_codec, Codec, Len, Prefix, Reader};
 
 const HASH: Len = Len::new(Prefix::U8, 32, 32);
 /// Deepest proof accepted (128 outputs need 7 levels; keeps recursion bounded).
@@ -32,17 +32,7 @@ pub struct ProofHash<'a> {
     pub hash: Bytes<'a>,
 }
 
-impl<'a> Codec<'a> for ProofHash<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            hash: Bytes::borrowed(r.prefixed(&HASH).at("hash")?),
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        HASH.put_bytes(self.hash.as_slice(), out).at("hash")?;
-        Ok(())
-    }
-}
+fields_codec!(ProofHash<'a> { hash: "hash" with HASH });
 
 /// A proof tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,23 +150,7 @@ pub struct OutputIdProof<'a> {
     pub output_commitment_proof: ProofTree<'a>,
 }
 
-impl<'a> Codec<'a> for OutputIdProof<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            slot: r.u32()?,
-            output_index: r.u16()?,
-            transaction_commitment: Hash32::borrowed(r.array()?),
-            output_commitment_proof: ProofTree::read(r).at("outputCommitmentProof")?,
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&self.slot.to_le_bytes());
-        out.extend_from_slice(&self.output_index.to_le_bytes());
-        out.extend_from_slice(self.transaction_commitment.as_array());
-        self.output_commitment_proof.encode(out)?;
-        Ok(())
-    }
-}
+fields_codec!(OutputIdProof<'a> { slot: "slot", output_index: "outputIndex", transaction_commitment: "transactionCommitment", output_commitment_proof: "outputCommitmentProof" });
 
 impl OutputIdProof<'_> {
     /// Builds the proof for output `index` of `tx`; `None` when there is no such output.

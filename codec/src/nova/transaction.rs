@@ -15,7 +15,7 @@ use crate::nova::block::Payload;
 use crate::nova::json::{self, tagged_enum, u64_str};
 use crate::nova::output::Output;
 use crate::types::{owned_list, Bytes, Fixed, Hash32};
-use crate::wire::{type_bytes, write_optional, Codec, Len, Prefix, Reader};
+use crate::wire::{fields_codec, type_bytes, write_optional, Codec, Len, Prefix, Reader};
 
 /// Max inputs / outputs / context inputs / allotments / unlocks per transaction.
 pub const MAX_IO: usize = 128;
@@ -101,17 +101,7 @@ pub struct CommitmentInput<'a> {
     pub commitment_id: Fixed<'a, 36>,
 }
 
-impl<'a> Codec<'a> for CommitmentInput<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            commitment_id: Fixed::borrowed(r.array()?),
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(self.commitment_id.as_array());
-        Ok(())
-    }
-}
+fields_codec!(CommitmentInput<'a> { commitment_id: "commitmentId" });
 
 /// Block issuance credit input (context input 1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,17 +111,7 @@ pub struct BicInput<'a> {
     pub account_id: Hash32<'a>,
 }
 
-impl<'a> Codec<'a> for BicInput<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            account_id: Hash32::borrowed(r.array()?),
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(self.account_id.as_array());
-        Ok(())
-    }
-}
+fields_codec!(BicInput<'a> { account_id: "accountId" });
 
 /// Reward input (context input 2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,15 +121,7 @@ pub struct RewardInput {
     pub index: u16,
 }
 
-impl<'a> Codec<'a> for RewardInput {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self { index: r.u16()? })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&self.index.to_le_bytes());
-        Ok(())
-    }
-}
+fields_codec!(RewardInput { index: "index" });
 
 /// A context input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,19 +277,7 @@ pub struct Ed25519Signature<'a> {
     pub signature: Fixed<'a, 64>,
 }
 
-impl<'a> Codec<'a> for Ed25519Signature<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            public_key: Fixed::borrowed(r.array()?),
-            signature: Fixed::borrowed(r.array()?),
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(self.public_key.as_array());
-        out.extend_from_slice(self.signature.as_array());
-        Ok(())
-    }
-}
+fields_codec!(Ed25519Signature<'a> { public_key: "publicKey", signature: "signature" });
 
 impl Ed25519Signature<'_> {
     /// ZIP-215 verification of `msg`.
@@ -362,16 +322,7 @@ pub struct SignatureUnlock<'a> {
     pub signature: Signature<'a>,
 }
 
-impl<'a> Codec<'a> for SignatureUnlock<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            signature: Signature::read(r)?,
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        self.signature.encode(out)
-    }
-}
+fields_codec!(SignatureUnlock<'a> { signature: "signature" });
 
 /// Reference, Account, Anchor and NFT unlocks (1..4): an earlier unlock index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -381,17 +332,9 @@ pub struct ReferenceUnlock {
     pub reference: u16,
 }
 
-impl<'a> Codec<'a> for ReferenceUnlock {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            reference: r.u16()?,
-        })
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&self.reference.to_le_bytes());
-        Ok(())
-    }
-}
+fields_codec!(ReferenceUnlock {
+    reference: "reference"
+});
 
 /// Multi unlock (5): one unlock per member of a multi address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -429,14 +372,7 @@ impl<'a> Codec<'a> for MultiUnlock<'a> {
 #[serde(deny_unknown_fields)]
 pub struct EmptyUnlock {}
 
-impl<'a> Codec<'a> for EmptyUnlock {
-    fn read(_: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {})
-    }
-    fn encode(&self, _: &mut Vec<u8>) -> Result<()> {
-        Ok(())
-    }
-}
+fields_codec!(EmptyUnlock {});
 
 /// An unlock.
 #[derive(Debug, Clone, PartialEq, Eq)]

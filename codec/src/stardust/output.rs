@@ -15,7 +15,7 @@ use crate::error::{Context, Error, ErrorKind, Result};
 use crate::types::{
     into_owned_variants, owned_list, tagged, u64_str, variant_field, Bytes, Fixed, Hash32, U256,
 };
-use crate::wire::{type_bytes, Codec, Len, Prefix, Reader};
+use crate::wire::{fields_codec, type_bytes, Codec, Len, Prefix, Reader};
 
 /// Native tokens per output: at most 64.
 pub const NATIVE_TOKENS: Len = Len::new(Prefix::U8, 0, 64);
@@ -49,19 +49,7 @@ impl NativeToken<'_> {
     }
 }
 
-impl<'a> Codec<'a> for NativeToken<'a> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let id = Fixed::borrowed(r.array::<38>()?);
-        let amount = U256::from_le(r.array::<32>()?);
-        Ok(Self { id, amount })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(self.id.as_array());
-        out.extend_from_slice(&self.amount.to_le());
-        Ok(())
-    }
-}
+fields_codec!(NativeToken<'a> { id: "id", amount: "amount" });
 
 /// Reads a native token list (layout only).
 fn read_native_tokens<'a>(r: &mut Reader<'a>) -> Result<Vec<NativeToken<'a>>> {

@@ -8,9 +8,8 @@ use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Context, Error, Result};
 use crate::types::u64_str;
-use crate::wire::{Codec, Len, Prefix, Reader};
+use crate::wire::{fields_codec, Len, Prefix};
 
 /// Network name / bech32 HRP: u8-prefixed strings.
 pub const NAME: Len = Len::new(Prefix::U8, 0, 255);
@@ -42,22 +41,11 @@ impl RentStructure {
     }
 }
 
-impl<'a> Codec<'a> for RentStructure {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            v_byte_cost: r.u32()?,
-            v_byte_factor_data: r.u8()?,
-            v_byte_factor_key: r.u8()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&self.v_byte_cost.to_le_bytes());
-        out.push(self.v_byte_factor_data);
-        out.push(self.v_byte_factor_key);
-        Ok(())
-    }
-}
+fields_codec!(RentStructure {
+    v_byte_cost: "vByteCost",
+    v_byte_factor_data: "vByteFactorData",
+    v_byte_factor_key: "vByteFactorKey"
+});
 
 /// The v2 protocol parameters (the `/info` `protocol` object and milestone option 1 content).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -105,38 +93,67 @@ impl ProtocolParameters {
     }
 }
 
-fn read_string(r: &mut Reader<'_>, name: &'static str) -> Result<String> {
-    let b = r.prefixed(&NAME).at(name)?;
-    std::str::from_utf8(b)
-        .map(str::to_owned)
-        .map_err(|_| Error::invalid("not UTF-8").at(name))
-}
+fields_codec!(ProtocolParameters {
+    version: "version",
+    network_name: "networkName" with NAME,
+    bech32_hrp: "bech32Hrp" with NAME,
+    min_pow_score: "minPowScore",
+    below_max_depth: "belowMaxDepth",
+    rent_structure: "rentStructure",
+    token_supply: "tokenSupply",
+});
 
-impl<'a> Codec<'a> for ProtocolParameters {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self {
-            version: r.u8().at("version")?,
-            network_name: read_string(r, "networkName")?,
-            bech32_hrp: read_string(r, "bech32Hrp")?,
-            min_pow_score: r.u32().at("minPowScore")?,
-            below_max_depth: r.u8().at("belowMaxDepth")?,
-            rent_structure: RentStructure::read(r).at("rentStructure")?,
-            token_supply: r.u64().at("tokenSupply")?,
-        })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::wire::Codec;
+
+    fn params() -> ProtocolParameters {
+        ProtocolParameters {
+            version: 2,
+            network_name: "testnet".into(),
+            bech32_hrp: "rms".into(),
+            min_pow_score: 0,
+            below_max_depth: 15,
+            rent_structure: RentStructure {
+                v_byte_cost: 100,
+                v_byte_factor_data: 1,
+                v_byte_factor_key: 10,
+            },
+            token_supply: 1_000_000,
+        }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.push(self.version);
-        let name = self.network_name.as_bytes();
-        let name = name.get(..name.len().min(255)).unwrap_or_default();
-        NAME.put_bytes(name, out)?;
-        let hrp = self.bech32_hrp.as_bytes();
-        let hrp = hrp.get(..hrp.len().min(255)).unwrap_or_default();
-        NAME.put_bytes(hrp, out)?;
-        out.extend_from_slice(&self.min_pow_score.to_le_bytes());
-        out.push(self.below_max_depth);
-        self.rent_structure.encode(out)?;
-        out.extend_from_slice(&self.token_supply.to_le_bytes());
-        Ok(())
+    #[test]
+    fn round_trips_with_the_layout_declared_once() {
+        let p = params();
+        let bytes = p.to_bytes().unwrap(); // ok: test code
+        assert_eq!(&bytes[..9], b"\x02\x07testnet");
+        assert_eq!(ProtocolParameters::decode(&bytes).unwrap(), p); // ok: test code
+    }
+
+    #[test]
+    fn a_name_longer_than_its_prefix_is_refused_not_cut() {
+        let mut p = params();
+        p.network_name = "n".repeat(256);
+        let err = p.to_bytes().unwrap_err(); // ok: test code
+        assert_eq!(
+            err.kind(),
+            &ErrorKind::TooLongToEncode { max: 255, got: 256 }
+        );
+        assert!(err.to_string().starts_with("networkName: "), "{err}");
+    }
+
+    #[test]
+    fn a_short_field_is_named_by_its_json_name() {
+        let bytes = params().to_bytes().unwrap(); // ok: test code
+        let err = ProtocolParameters::decode(&bytes[..bytes.len() - 3]).unwrap_err(); // ok: test code
+        assert!(err.to_string().starts_with("tokenSupply: "), "{err}");
+        let err = ProtocolParameters::decode(&bytes[..20]).unwrap_err(); // ok: test code
+        assert!(
+            err.to_string().starts_with("rentStructure.vByteCost: "),
+            "{err}"
+        );
     }
 }
