@@ -150,6 +150,17 @@ pub(crate) fn write_list<'a, T: Codec<'a>>(
     Ok(())
 }
 
+/// The reader's integer methods: each is [`Reader::number`] with its nom parser and width.
+macro_rules! le_readers {
+    ($($(#[$doc:meta])* $t:ident = $parse:ident, $width:literal;)+) => {$(
+        $(#[$doc])*
+        #[inline]
+        pub fn $t(&mut self) -> Result<$t> {
+            self.number($parse, $width)
+        }
+    )+};
+}
+
 /// A cursor over borrowed input.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
@@ -219,28 +230,15 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
-    /// Reads a `u8`.
-    #[inline]
-    pub fn u8(&mut self) -> Result<u8> {
-        self.number(le_u8, 1)
-    }
-
-    /// Reads a little-endian `u16`.
-    #[inline]
-    pub fn u16(&mut self) -> Result<u16> {
-        self.number(le_u16, 2)
-    }
-
-    /// Reads a little-endian `u32`.
-    #[inline]
-    pub fn u32(&mut self) -> Result<u32> {
-        self.number(le_u32, 4)
-    }
-
-    /// Reads a little-endian `u64`.
-    #[inline]
-    pub fn u64(&mut self) -> Result<u64> {
-        self.number(le_u64, 8)
+    le_readers! {
+        /// Reads a `u8`.
+        u8 = le_u8, 1;
+        /// Reads a little-endian `u16`.
+        u16 = le_u16, 2;
+        /// Reads a little-endian `u32`.
+        u32 = le_u32, 4;
+        /// Reads a little-endian `u64`.
+        u64 = le_u64, 8;
     }
 
     /// Takes `n` bytes.
