@@ -221,7 +221,7 @@ impl<'a> Reader<'a> {
     #[inline]
     fn number<T>(
         &mut self,
-        parse: fn(&'a [u8]) -> nom::IResult<&'a [u8], T>,
+        parse: impl Fn(&'a [u8]) -> nom::IResult<&'a [u8], T>,
         width: usize,
     ) -> Result<T> {
         let (rest, v) =
