@@ -341,13 +341,24 @@ pub mod tagged {
         d.deserialize_map(TaggedVisitor(std::marker::PhantomData))
     }
 
-    /// `impl Deserialize for $t` through [`deserialize`].
+    /// `impl Deserialize for $t` through [`deserialize`], with `$t`'s [`Tagged::from_rest`]
+    /// given as a closure-like body over the type and the rest of the object:
+    /// `deserialize_tagged!(Feature<'_>, |ty, rest| { … })`.
     macro_rules! deserialize_tagged {
-        ($($t:tt)+) => {
-            impl<'de> serde::Deserialize<'de> for $($t)+ {
-                fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ($t:ty, |$ty:ident, $rest:ident| $body:block) => {
+            impl<'de> serde::Deserialize<'de> for $t {
+                fn deserialize<D: serde::Deserializer<'de>>(
+                    d: D,
+                ) -> ::std::result::Result<Self, D::Error> {
                     $crate::types::tagged::deserialize(d)
                 }
+            }
+
+            impl<'de> $crate::types::tagged::Tagged<'de> for $t {
+                fn from_rest<D: serde::Deserializer<'de>>(
+                    $ty: u32,
+                    $rest: D,
+                ) -> ::std::result::Result<Self, D::Error> $body
             }
         };
     }

@@ -153,21 +153,17 @@ macro_rules! tagged_enum {
             }
         }
 
-        $crate::types::tagged::deserialize_tagged!($name<'_>);
-
-        impl<'de> $crate::types::tagged::Tagged<'de> for $name<'_> {
-            fn from_rest<D: serde::Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-                Ok(match ty {
-                    $($ty => Self::$var($crate::types::tagged::rest::<D, _>(rest)?),)+
-                    t => {
-                        return Err(<D::Error as serde::de::Error>::custom(format!(
-                            concat!("unknown ", $what, " type {}"),
-                            t
-                        )))
-                    }
-                })
-            }
-        }
+        $crate::types::tagged::deserialize_tagged!($name<'_>, |ty, rest| {
+            Ok(match ty {
+                $($ty => Self::$var($crate::types::tagged::rest::<D, _>(rest)?),)+
+                t => {
+                    return Err(<D::Error as serde::de::Error>::custom(format!(
+                        concat!("unknown ", $what, " type {}"),
+                        t
+                    )))
+                }
+            })
+        });
     };
 }
 

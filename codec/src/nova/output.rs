@@ -746,16 +746,12 @@ impl Serialize for TokenScheme {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(TokenScheme);
-
-impl<'de> crate::types::tagged::Tagged<'de> for TokenScheme {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        match u8::try_from(ty).ok() {
-            Some(Self::SIMPLE) => Ok(Self::Simple(crate::types::tagged::rest::<D, _>(rest)?)),
-            _ => Err(D::Error::custom(format!("unknown token scheme type {ty}"))),
-        }
+crate::types::tagged::deserialize_tagged!(TokenScheme, |ty, rest| {
+    match u8::try_from(ty).ok() {
+        Some(Self::SIMPLE) => Ok(Self::Simple(crate::types::tagged::rest::<D, _>(rest)?)),
+        _ => Err(D::Error::custom(format!("unknown token scheme type {ty}"))),
     }
-}
+});
 
 /// Foundry output (3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

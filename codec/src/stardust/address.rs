@@ -1,6 +1,6 @@
 //! Addresses (TIP-18): Ed25519 (0), Alias (8), NFT (16); 33 bytes each.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{into_owned_variants, tagged, Hash32};
@@ -124,24 +124,20 @@ impl Serialize for Address<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(Address<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for Address<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match u8::try_from(ty).ok() {
-            Some(Self::ED25519) => {
-                Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash)
-            }
-            Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),
-            Some(Self::NFT) => Self::Nft(tagged::rest::<D, NftJson<'static>>(rest)?.nft_id),
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown address type {ty}"
-                )))
-            }
-        })
-    }
-}
+crate::types::tagged::deserialize_tagged!(Address<'_>, |ty, rest| {
+    Ok(match u8::try_from(ty).ok() {
+        Some(Self::ED25519) => {
+            Self::Ed25519(tagged::rest::<D, Ed25519Json<'static>>(rest)?.pub_key_hash)
+        }
+        Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, AliasJson<'static>>(rest)?.alias_id),
+        Some(Self::NFT) => Self::Nft(tagged::rest::<D, NftJson<'static>>(rest)?.nft_id),
+        _ => {
+            return Err(serde::de::Error::custom(format!(
+                "unknown address type {ty}"
+            )))
+        }
+    })
+});
 
 #[cfg(test)]
 mod tests {

@@ -80,18 +80,14 @@ impl Serialize for UtxoInput {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(UtxoInput);
-
-impl<'de> crate::types::tagged::Tagged<'de> for UtxoInput {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        tagged::require_type::<D::Error>(ty, 0, "a UTXO input")?;
-        let j = tagged::rest::<D, UtxoJson<'static>>(rest)?;
-        Ok(Self::new(
-            j.transaction_id.to_array(),
-            j.transaction_output_index,
-        ))
-    }
-}
+crate::types::tagged::deserialize_tagged!(UtxoInput, |ty, rest| {
+    tagged::require_type::<D::Error>(ty, 0, "a UTXO input")?;
+    let j = tagged::rest::<D, UtxoJson<'static>>(rest)?;
+    Ok(Self::new(
+        j.transaction_id.to_array(),
+        j.transaction_output_index,
+    ))
+});
 
 /// A treasury input (type 1): the milestone id of the previous treasury output.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::address::Address;
 use super::check_types_ascending;
@@ -284,23 +284,19 @@ impl Serialize for MilestoneOption<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(MilestoneOption<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for MilestoneOption<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match u8::try_from(ty).ok() {
-            Some(Self::RECEIPT) => Self::Receipt(tagged::rest::<D, Receipt<'static>>(rest)?),
-            Some(Self::PROTOCOL_PARAMS) => {
-                Self::ProtocolParams(tagged::rest::<D, ProtocolParamsOption<'static>>(rest)?)
-            }
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown milestone option type {ty}"
-                )))
-            }
-        })
-    }
-}
+crate::types::tagged::deserialize_tagged!(MilestoneOption<'_>, |ty, rest| {
+    Ok(match u8::try_from(ty).ok() {
+        Some(Self::RECEIPT) => Self::Receipt(tagged::rest::<D, Receipt<'static>>(rest)?),
+        Some(Self::PROTOCOL_PARAMS) => {
+            Self::ProtocolParams(tagged::rest::<D, ProtocolParamsOption<'static>>(rest)?)
+        }
+        _ => {
+            return Err(serde::de::Error::custom(format!(
+                "unknown milestone option type {ty}"
+            )))
+        }
+    })
+});
 
 /// Milestone payload (type 7).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

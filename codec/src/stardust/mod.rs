@@ -118,14 +118,10 @@ macro_rules! typed_struct_serde {
             }
         }
 
-        crate::types::tagged::deserialize_tagged!($ty<'_>);
-
-        impl<'de> crate::types::tagged::Tagged<'de> for $ty<'_> {
-            fn from_rest<D: serde::Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-                crate::types::tagged::require_type::<D::Error>(ty, $n, stringify!($ty))?;
-                $ty::deserialize(rest)
-            }
-        }
+        crate::types::tagged::deserialize_tagged!($ty<'_>, |ty, rest| {
+            crate::types::tagged::require_type::<D::Error>(ty, $n, stringify!($ty))?;
+            $ty::deserialize(rest)
+        });
     };
 }
 pub(crate) use typed_struct_serde;

@@ -6,7 +6,7 @@
 //! per-type rules (allowed and mandatory unlock conditions and features,
 //! order, uniqueness, token scheme, chain ids). [`Codec::read`] does both.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::address::Address;
 use super::check_types_ascending;
@@ -147,18 +147,14 @@ impl Serialize for TokenScheme {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(TokenScheme);
-
-impl<'de> crate::types::tagged::Tagged<'de> for TokenScheme {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        match u8::try_from(ty).ok() {
-            Some(Self::SIMPLE) => Ok(Self::Simple(tagged::rest::<D, SimpleTokenScheme>(rest)?)),
-            _ => Err(serde::de::Error::custom(format!(
-                "unknown token scheme type {ty}"
-            ))),
-        }
+crate::types::tagged::deserialize_tagged!(TokenScheme, |ty, rest| {
+    match u8::try_from(ty).ok() {
+        Some(Self::SIMPLE) => Ok(Self::Simple(tagged::rest::<D, SimpleTokenScheme>(rest)?)),
+        _ => Err(serde::de::Error::custom(format!(
+            "unknown token scheme type {ty}"
+        ))),
     }
-}
+});
 
 /// An unlock condition (TIP-18), types 0–6.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -370,46 +366,42 @@ impl Serialize for UnlockCondition<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(UnlockCondition<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for UnlockCondition<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match u8::try_from(ty).ok() {
-            Some(Self::ADDRESS) => {
-                Self::Address(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+crate::types::tagged::deserialize_tagged!(UnlockCondition<'_>, |ty, rest| {
+    Ok(match u8::try_from(ty).ok() {
+        Some(Self::ADDRESS) => {
+            Self::Address(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+        }
+        Some(Self::STORAGE_DEPOSIT_RETURN) => {
+            let j = tagged::rest::<D, SdrucJson<'static>>(rest)?;
+            Self::StorageDepositReturn {
+                return_address: j.return_address,
+                amount: j.amount,
             }
-            Some(Self::STORAGE_DEPOSIT_RETURN) => {
-                let j = tagged::rest::<D, SdrucJson<'static>>(rest)?;
-                Self::StorageDepositReturn {
-                    return_address: j.return_address,
-                    amount: j.amount,
-                }
+        }
+        Some(Self::TIMELOCK) => Self::Timelock(tagged::rest::<D, TimeJson>(rest)?.unix_time),
+        Some(Self::EXPIRATION) => {
+            let j = tagged::rest::<D, ExpirationJson<'static>>(rest)?;
+            Self::Expiration {
+                return_address: j.return_address,
+                unix_time: j.unix_time,
             }
-            Some(Self::TIMELOCK) => Self::Timelock(tagged::rest::<D, TimeJson>(rest)?.unix_time),
-            Some(Self::EXPIRATION) => {
-                let j = tagged::rest::<D, ExpirationJson<'static>>(rest)?;
-                Self::Expiration {
-                    return_address: j.return_address,
-                    unix_time: j.unix_time,
-                }
-            }
-            Some(Self::STATE_CONTROLLER_ADDRESS) => {
-                Self::StateControllerAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
-            }
-            Some(Self::GOVERNOR_ADDRESS) => {
-                Self::GovernorAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
-            }
-            Some(Self::IMMUTABLE_ALIAS_ADDRESS) => {
-                Self::ImmutableAliasAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
-            }
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown unlock condition type {ty}"
-                )))
-            }
-        })
-    }
-}
+        }
+        Some(Self::STATE_CONTROLLER_ADDRESS) => {
+            Self::StateControllerAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+        }
+        Some(Self::GOVERNOR_ADDRESS) => {
+            Self::GovernorAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+        }
+        Some(Self::IMMUTABLE_ALIAS_ADDRESS) => {
+            Self::ImmutableAliasAddress(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
+        }
+        _ => {
+            return Err(serde::de::Error::custom(format!(
+                "unknown unlock condition type {ty}"
+            )))
+        }
+    })
+});
 
 /// A feature (TIP-18), types 0–3.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -492,29 +484,19 @@ impl Serialize for Feature<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(Feature<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for Feature<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match u8::try_from(ty).ok() {
-            Some(Self::SENDER) => {
-                Self::Sender(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
-            }
-            Some(Self::ISSUER) => {
-                Self::Issuer(tagged::rest::<D, AddressJson<'static>>(rest)?.address)
-            }
-            Some(Self::METADATA) => {
-                Self::Metadata(tagged::rest::<D, DataJson<'static>>(rest)?.data)
-            }
-            Some(Self::TAG) => Self::Tag(tagged::rest::<D, TagJson<'static>>(rest)?.tag),
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown feature type {ty}"
-                )))
-            }
-        })
-    }
-}
+crate::types::tagged::deserialize_tagged!(Feature<'_>, |ty, rest| {
+    Ok(match u8::try_from(ty).ok() {
+        Some(Self::SENDER) => Self::Sender(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
+        Some(Self::ISSUER) => Self::Issuer(tagged::rest::<D, AddressJson<'static>>(rest)?.address),
+        Some(Self::METADATA) => Self::Metadata(tagged::rest::<D, DataJson<'static>>(rest)?.data),
+        Some(Self::TAG) => Self::Tag(tagged::rest::<D, TagJson<'static>>(rest)?.tag),
+        _ => {
+            return Err(serde::de::Error::custom(format!(
+                "unknown feature type {ty}"
+            )))
+        }
+    })
+});
 
 /// Reads `count u8 ‖ elements` with at most `max` elements (layout only).
 fn read_list<'a, T: Codec<'a>>(
@@ -1076,24 +1058,20 @@ impl Serialize for Output<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(Output<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for Output<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match u8::try_from(ty).ok() {
-            Some(Self::TREASURY) => Self::Treasury(tagged::rest::<D, TreasuryOutput>(rest)?),
-            Some(Self::BASIC) => Self::Basic(tagged::rest::<D, BasicOutput<'static>>(rest)?),
-            Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, AliasOutput<'static>>(rest)?),
-            Some(Self::FOUNDRY) => Self::Foundry(tagged::rest::<D, FoundryOutput<'static>>(rest)?),
-            Some(Self::NFT) => Self::Nft(tagged::rest::<D, NftOutput<'static>>(rest)?),
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown output type {ty}"
-                )))
-            }
-        })
-    }
-}
+crate::types::tagged::deserialize_tagged!(Output<'_>, |ty, rest| {
+    Ok(match u8::try_from(ty).ok() {
+        Some(Self::TREASURY) => Self::Treasury(tagged::rest::<D, TreasuryOutput>(rest)?),
+        Some(Self::BASIC) => Self::Basic(tagged::rest::<D, BasicOutput<'static>>(rest)?),
+        Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, AliasOutput<'static>>(rest)?),
+        Some(Self::FOUNDRY) => Self::Foundry(tagged::rest::<D, FoundryOutput<'static>>(rest)?),
+        Some(Self::NFT) => Self::Nft(tagged::rest::<D, NftOutput<'static>>(rest)?),
+        _ => {
+            return Err(serde::de::Error::custom(format!(
+                "unknown output type {ty}"
+            )))
+        }
+    })
+});
 
 #[cfg(test)]
 mod tests {

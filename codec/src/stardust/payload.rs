@@ -533,19 +533,15 @@ impl Serialize for Payload<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(Payload<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for Payload<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match ty {
-            TaggedData::KIND => Self::TaggedData(tagged::rest::<D, TaggedData<'static>>(rest)?),
-            Transaction::KIND => Self::Transaction(tagged::rest::<D, Transaction<'static>>(rest)?),
-            Milestone::KIND => Self::Milestone(tagged::rest::<D, Milestone<'static>>(rest)?),
-            t => {
-                return Err(serde::de::Error::custom(format!(
-                    "payload type {t} is not allowed in a block"
-                )))
-            }
-        })
-    }
-}
+crate::types::tagged::deserialize_tagged!(Payload<'_>, |ty, rest| {
+    Ok(match ty {
+        TaggedData::KIND => Self::TaggedData(tagged::rest::<D, TaggedData<'static>>(rest)?),
+        Transaction::KIND => Self::Transaction(tagged::rest::<D, Transaction<'static>>(rest)?),
+        Milestone::KIND => Self::Milestone(tagged::rest::<D, Milestone<'static>>(rest)?),
+        t => {
+            return Err(serde::de::Error::custom(format!(
+                "payload type {t} is not allowed in a block"
+            )))
+        }
+    })
+});

@@ -107,15 +107,11 @@ impl Serialize for Ed25519Signature {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(Ed25519Signature);
-
-impl<'de> crate::types::tagged::Tagged<'de> for Ed25519Signature {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        tagged::require_type::<D::Error>(ty, 0, "an Ed25519 signature")?;
-        let j = tagged::rest::<D, SigJson<'static>>(rest)?;
-        Ok(Self::new(j.public_key.to_array(), j.signature.to_array()))
-    }
-}
+crate::types::tagged::deserialize_tagged!(Ed25519Signature, |ty, rest| {
+    tagged::require_type::<D::Error>(ty, 0, "an Ed25519 signature")?;
+    let j = tagged::rest::<D, SigJson<'static>>(rest)?;
+    Ok(Self::new(j.public_key.to_array(), j.signature.to_array()))
+});
 
 /// Serde for `Cow<[Ed25519Signature]>` as a JSON array.
 pub(crate) mod sig_list {
@@ -258,22 +254,18 @@ impl Serialize for Unlock<'_> {
     }
 }
 
-crate::types::tagged::deserialize_tagged!(Unlock<'_>);
-
-impl<'de> crate::types::tagged::Tagged<'de> for Unlock<'_> {
-    fn from_rest<D: Deserializer<'de>>(ty: u32, rest: D) -> Result<Self, D::Error> {
-        Ok(match u8::try_from(ty).ok() {
-            Some(Self::SIGNATURE) => Self::Signature(Cow::Owned(
-                tagged::rest::<D, SigUnlockJson>(rest)?.signature,
-            )),
-            Some(Self::REFERENCE) => Self::Reference(tagged::rest::<D, RefJson>(rest)?.reference),
-            Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, RefJson>(rest)?.reference),
-            Some(Self::NFT) => Self::Nft(tagged::rest::<D, RefJson>(rest)?.reference),
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown unlock type {ty}"
-                )))
-            }
-        })
-    }
-}
+crate::types::tagged::deserialize_tagged!(Unlock<'_>, |ty, rest| {
+    Ok(match u8::try_from(ty).ok() {
+        Some(Self::SIGNATURE) => Self::Signature(Cow::Owned(
+            tagged::rest::<D, SigUnlockJson>(rest)?.signature,
+        )),
+        Some(Self::REFERENCE) => Self::Reference(tagged::rest::<D, RefJson>(rest)?.reference),
+        Some(Self::ALIAS) => Self::Alias(tagged::rest::<D, RefJson>(rest)?.reference),
+        Some(Self::NFT) => Self::Nft(tagged::rest::<D, RefJson>(rest)?.reference),
+        _ => {
+            return Err(serde::de::Error::custom(format!(
+                "unknown unlock type {ty}"
+            )))
+        }
+    })
+});
