@@ -343,6 +343,32 @@ pub trait Codec<'a>: Sized {
     }
 }
 
+/// A boxed wire type is its content (recursive types box their recursion).
+impl<'a, T: Codec<'a>> Codec<'a> for Box<T> {
+    #[inline]
+    fn read(r: &mut Reader<'a>) -> Result<Self> {
+        T::read(r).map(Box::new)
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        (**self).encode(out)
+    }
+}
+
+/// Checks, in a unit test, that `bytes` decode as a `T` whose JSON is `json`, and that `json`
+/// reads back (as the owned `U`) to the same bytes.
+#[cfg(test)]
+pub(crate) fn assert_bytes_and_json<'a, T, U>(bytes: &'a [u8], json: &str)
+where
+    T: Codec<'a> + serde::Serialize,
+    U: Codec<'static> + serde::de::DeserializeOwned,
+{
+    let value = T::decode(bytes).unwrap(); // ok: test code
+    assert_eq!(serde_json::to_string(&value).unwrap(), json); // ok: test code
+    let back: U = serde_json::from_str(json).unwrap(); // ok: test code
+    assert_eq!(back.to_bytes().unwrap(), bytes); // ok: test code
+}
+
 /// Little-endian integers are wire types of their own, so a struct of them can be declared with
 /// [`fields_codec!`].
 macro_rules! le_integer_codec {

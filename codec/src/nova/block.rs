@@ -81,15 +81,6 @@ tagged_enum!(Payload, "payload", {
     2 => CandidacyAnnouncement,
 });
 
-impl<'a> Codec<'a> for Box<SignedTransaction<'a>> {
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        SignedTransaction::read(r).map(Box::new)
-    }
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        (**self).encode(out)
-    }
-}
-
 impl Payload<'_> {
     /// Detaches from the input buffer.
     pub fn into_owned(self) -> Payload<'static> {
