@@ -134,14 +134,53 @@ fn read_parents<'a>(
     Ok(Cow::Borrowed(list))
 }
 
-fn write_parents(list: &[[u8; 36]], name: &'static str, out: &mut Vec<u8>) -> Result<()> {
-    Len::new(Prefix::U8, 0, usize::from(u8::MAX))
-        .put(list.len(), out)
-        .at(name)?;
-    for p in list {
-        out.extend_from_slice(p);
+/// The three parent lists of a body (strong, weak, shallow-like), each strictly ascending,
+/// with no weak parent among the others.
+type ParentSets<'a> = (FixedList<'a, 36>, FixedList<'a, 36>, FixedList<'a, 36>);
+
+/// The JSON names of the parent lists, in wire order.
+const PARENT_SETS: [&str; 3] = ["strongParents", "weakParents", "shallowLikeParents"];
+
+fn read_parent_sets<'a>(r: &mut Reader<'a>, strong: &Len, other: &Len) -> Result<ParentSets<'a>> {
+    let [s, w, sl] = PARENT_SETS;
+    let sets = (
+        read_parents(r, strong, s)?,
+        read_parents(r, other, w)?,
+        read_parents(r, other, sl)?,
+    );
+    check_disjoint(&sets.0, &sets.1, &sets.2)?;
+    Ok(sets)
+}
+
+fn write_parent_sets(sets: [&FixedList<'_, 36>; 3], out: &mut Vec<u8>) -> Result<()> {
+    for (list, name) in sets.into_iter().zip(PARENT_SETS) {
+        Len::new(Prefix::U8, 0, usize::from(u8::MAX))
+            .put(list.len(), out)
+            .at(name)?;
+        for p in list.iter() {
+            out.extend_from_slice(p);
+        }
     }
     Ok(())
+}
+
+/// Serde for a parent list: 36-byte ids as hex strings, at most 255 in JSON (the binary
+/// limits are the decoder's).
+mod parent_ids {
+    use super::*;
+
+    pub(super) fn serialize<S: serde::Serializer>(
+        list: &FixedList<'_, 36>,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        crate::types::fixed_list::serialize(list, s)
+    }
+
+    pub(super) fn deserialize<'de, 'a, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<FixedList<'a, 36>, D::Error> {
+        json::bounded_ids::<_, 36, 255>(d)
+    }
 }
 
 fn check_disjoint(strong: &[[u8; 36]], weak: &[[u8; 36]], shallow: &[[u8; 36]]) -> Result<()> {
@@ -161,26 +200,13 @@ fn check_disjoint(strong: &[[u8; 36]], weak: &[[u8; 36]], shallow: &[[u8; 36]]) 
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BasicBody<'a> {
     /// 1..8 strong parents, sorted.
-    #[serde(
-        serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 255>"
-    )]
+    #[serde(with = "parent_ids")]
     pub strong_parents: FixedList<'a, 36>,
     /// 0..8 weak parents, sorted.
-    #[serde(
-        default,
-        serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 255>",
-        skip_serializing_if = "json::is_empty"
-    )]
+    #[serde(default, with = "parent_ids", skip_serializing_if = "json::is_empty")]
     pub weak_parents: FixedList<'a, 36>,
     /// 0..8 shallow-like parents, sorted.
-    #[serde(
-        default,
-        serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 255>",
-        skip_serializing_if = "json::is_empty"
-    )]
+    #[serde(default, with = "parent_ids", skip_serializing_if = "json::is_empty")]
     pub shallow_like_parents: FixedList<'a, 36>,
     /// Optional payload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,10 +218,8 @@ pub struct BasicBody<'a> {
 
 impl<'a> Codec<'a> for BasicBody<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let strong_parents = read_parents(r, &BASIC_STRONG, "strongParents")?;
-        let weak_parents = read_parents(r, &BASIC_OTHER, "weakParents")?;
-        let shallow_like_parents = read_parents(r, &BASIC_OTHER, "shallowLikeParents")?;
-        check_disjoint(&strong_parents, &weak_parents, &shallow_like_parents)?;
+        let (strong_parents, weak_parents, shallow_like_parents) =
+            read_parent_sets(r, &BASIC_STRONG, &BASIC_OTHER)?;
         let payload = read_payload_slot(r, Payload::read).at("payload")?;
         let max_burned_mana = r.u64()?;
         Ok(Self {
@@ -207,9 +231,14 @@ impl<'a> Codec<'a> for BasicBody<'a> {
         })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        write_parents(&self.strong_parents, "strongParents", out)?;
-        write_parents(&self.weak_parents, "weakParents", out)?;
-        write_parents(&self.shallow_like_parents, "shallowLikeParents", out)?;
+        write_parent_sets(
+            [
+                &self.strong_parents,
+                &self.weak_parents,
+                &self.shallow_like_parents,
+            ],
+            out,
+        )?;
         write_optional(self.payload.as_ref(), out, |p, out| p.encode(out)).at("payload")?;
         out.extend_from_slice(&self.max_burned_mana.to_le_bytes());
         Ok(())
@@ -221,26 +250,13 @@ impl<'a> Codec<'a> for BasicBody<'a> {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValidationBody<'a> {
     /// 1..50 strong parents, sorted.
-    #[serde(
-        serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 255>"
-    )]
+    #[serde(with = "parent_ids")]
     pub strong_parents: FixedList<'a, 36>,
     /// 0..50 weak parents, sorted.
-    #[serde(
-        default,
-        serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 255>",
-        skip_serializing_if = "json::is_empty"
-    )]
+    #[serde(default, with = "parent_ids", skip_serializing_if = "json::is_empty")]
     pub weak_parents: FixedList<'a, 36>,
     /// 0..50 shallow-like parents, sorted.
-    #[serde(
-        default,
-        serialize_with = "crate::types::fixed_list::serialize",
-        deserialize_with = "json::bounded_ids::<_, 36, 255>",
-        skip_serializing_if = "json::is_empty"
-    )]
+    #[serde(default, with = "parent_ids", skip_serializing_if = "json::is_empty")]
     pub shallow_like_parents: FixedList<'a, 36>,
     /// Highest protocol version the issuer supports (≥ header version).
     pub highest_supported_version: u8,
@@ -250,10 +266,8 @@ pub struct ValidationBody<'a> {
 
 impl<'a> Codec<'a> for ValidationBody<'a> {
     fn read(r: &mut Reader<'a>) -> Result<Self> {
-        let strong_parents = read_parents(r, &VALIDATION_STRONG, "strongParents")?;
-        let weak_parents = read_parents(r, &VALIDATION_OTHER, "weakParents")?;
-        let shallow_like_parents = read_parents(r, &VALIDATION_OTHER, "shallowLikeParents")?;
-        check_disjoint(&strong_parents, &weak_parents, &shallow_like_parents)?;
+        let (strong_parents, weak_parents, shallow_like_parents) =
+            read_parent_sets(r, &VALIDATION_STRONG, &VALIDATION_OTHER)?;
         let highest_supported_version = r.u8()?;
         let protocol_parameters_hash = Hash32::borrowed(r.array()?);
         Ok(Self {
@@ -265,9 +279,14 @@ impl<'a> Codec<'a> for ValidationBody<'a> {
         })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        write_parents(&self.strong_parents, "strongParents", out)?;
-        write_parents(&self.weak_parents, "weakParents", out)?;
-        write_parents(&self.shallow_like_parents, "shallowLikeParents", out)?;
+        write_parent_sets(
+            [
+                &self.strong_parents,
+                &self.weak_parents,
+                &self.shallow_like_parents,
+            ],
+            out,
+        )?;
         out.push(self.highest_supported_version);
         out.extend_from_slice(self.protocol_parameters_hash.as_array());
         Ok(())
