@@ -164,6 +164,20 @@ fn write_parent_sets(sets: [&FixedList<'_, 36>; 3], out: &mut Vec<u8>) -> Result
     Ok(())
 }
 
+/// `parent_sets`: a body's three parent lists, in wire order.
+macro_rules! parent_sets {
+    ($($body:ident),+) => {$(
+        impl<'a> $body<'a> {
+            /// The strong, weak and shallow-like parents, in wire order.
+            pub fn parent_sets(&self) -> [&FixedList<'a, 36>; 3] {
+                [&self.strong_parents, &self.weak_parents, &self.shallow_like_parents]
+            }
+        }
+    )+};
+}
+
+parent_sets!(BasicBody, ValidationBody);
+
 /// Serde for a parent list: 36-byte ids as hex strings, at most 255 in JSON (the binary
 /// limits are the decoder's).
 mod parent_ids {
@@ -231,14 +245,7 @@ impl<'a> Codec<'a> for BasicBody<'a> {
         })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        write_parent_sets(
-            [
-                &self.strong_parents,
-                &self.weak_parents,
-                &self.shallow_like_parents,
-            ],
-            out,
-        )?;
+        write_parent_sets(self.parent_sets(), out)?;
         write_optional(self.payload.as_ref(), out, |p, out| p.encode(out)).at("payload")?;
         out.extend_from_slice(&self.max_burned_mana.to_le_bytes());
         Ok(())
@@ -279,14 +286,7 @@ impl<'a> Codec<'a> for ValidationBody<'a> {
         })
     }
     fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        write_parent_sets(
-            [
-                &self.strong_parents,
-                &self.weak_parents,
-                &self.shallow_like_parents,
-            ],
-            out,
-        )?;
+        write_parent_sets(self.parent_sets(), out)?;
         out.push(self.highest_supported_version);
         out.extend_from_slice(self.protocol_parameters_hash.as_array());
         Ok(())
