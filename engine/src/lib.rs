@@ -70,5 +70,5 @@ pub use node::{
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;
-pub use tangle::{BlockId, Inclusion, TipScore, TipScoring};
+pub use tangle::{BlockId, BlockView, Inclusion, TipScore, TipScoring};
 pub use timing::TimingObserver;

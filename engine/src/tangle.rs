@@ -22,9 +22,9 @@ pub enum Inclusion {
     Conflicting(u8),
 }
 
-/// What the tangle keeps per block.
+/// What the API may see of a block: its parents, solidity, confirmation and inclusion.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockMeta {
+pub struct BlockView {
     /// Parents in wire order.
     pub parents: Vec<BlockId>,
     /// All parents are known and solid (or solid entry points).
@@ -37,6 +37,13 @@ pub struct BlockMeta {
     pub inclusion: Inclusion,
     /// Index of the milestone this block carries, if any.
     pub milestone_index: Option<u32>,
+}
+
+/// What the tangle keeps per block: the view, and what only the engine reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockMeta {
+    /// What the API may see.
+    pub view: BlockView,
     /// Id of the transaction this block carries, if any.
     pub transaction_id: Option<[u8; 32]>,
     /// Oldest cone root index (tip scoring).
@@ -247,9 +254,9 @@ impl Tangle {
         if let Some(i) = self.entry_points.get(p) {
             return Some((true, *i, *i));
         }
-        self.blocks.get(p).map(|m| match m.referenced_by {
-            Some(i) => (m.solid, i, i),
-            None => (m.solid, m.ocri, m.ycri),
+        self.blocks.get(p).map(|m| match m.view.referenced_by {
+            Some(i) => (m.view.solid, i, i),
+            None => (m.view.solid, m.ocri, m.ycri),
         })
     }
 
@@ -300,12 +307,14 @@ impl Tangle {
             self.tips.remove(p);
         }
         let meta = BlockMeta {
-            parents,
-            solid: false,
-            referenced_by: None,
-            white_flag_index: None,
-            inclusion: Inclusion::Pending,
-            milestone_index,
+            view: BlockView {
+                parents,
+                solid: false,
+                referenced_by: None,
+                white_flag_index: None,
+                inclusion: Inclusion::Pending,
+                milestone_index,
+            },
             transaction_id,
             ocri: 0,
             ycri: 0,
@@ -338,8 +347,8 @@ impl Tangle {
                 continue;
             }
             match self.blocks.get(&id) {
-                Some(m) if m.solid => {}
-                Some(m) => stack.extend(m.parents.iter().copied()),
+                Some(m) if m.view.solid => {}
+                Some(m) => stack.extend(m.view.parents.iter().copied()),
                 None => missing.push(id),
             }
         }
@@ -369,10 +378,10 @@ impl Tangle {
             let Some(meta) = self.blocks.get(&id) else {
                 continue;
             };
-            if meta.solid {
+            if meta.view.solid {
                 continue;
             }
-            let (ocri, ycri) = match self.cone_roots(&meta.parents) {
+            let (ocri, ycri) = match self.cone_roots(&meta.view.parents) {
                 Ok(roots) => roots,
                 Err(p) => {
                     let w = self.waiting.entry(p).or_default();
@@ -384,10 +393,10 @@ impl Tangle {
             };
             let has_children = !meta.children.is_empty();
             if let Some(m) = self.blocks.get_mut(&id) {
-                m.solid = true;
+                m.view.solid = true;
                 m.ocri = ocri;
                 m.ycri = ycri;
-                if m.referenced_by.is_none() && !has_children {
+                if m.view.referenced_by.is_none() && !has_children {
                     self.tips.insert(id);
                 }
             }
@@ -412,7 +421,7 @@ impl Tangle {
     pub fn tip_score(&self, id: &BlockId) -> Option<TipScore> {
         self.blocks
             .get(id)
-            .filter(|m| m.solid && m.referenced_by.is_none())
+            .filter(|m| m.view.solid && m.view.referenced_by.is_none())
             .map(|m| self.scoring.score(m.ocri, m.ycri, self.cmi))
     }
 
@@ -490,13 +499,13 @@ impl Tangle {
                 continue;
             }
             match self.blocks.get(root) {
-                Some(m) if m.referenced_by.is_some() => continue,
+                Some(m) if m.view.referenced_by.is_some() => continue,
                 Some(_) => stack.push((*root, 0)),
                 None => return Err(*root),
             }
             while let Some((id, next)) = stack.last().copied() {
                 let meta = self.blocks.get(&id).ok_or(id)?;
-                if let Some(p) = meta.parents.get(next) {
+                if let Some(p) = meta.view.parents.get(next) {
                     if let Some(top) = stack.last_mut() {
                         top.1 += 1;
                     }
@@ -504,7 +513,7 @@ impl Tangle {
                         continue;
                     }
                     match self.blocks.get(p) {
-                        Some(m) if m.referenced_by.is_some() => {}
+                        Some(m) if m.view.referenced_by.is_some() => {}
                         Some(_) => stack.push((*p, 0)),
                         None => return Err(*p),
                     }
@@ -524,7 +533,7 @@ impl Tangle {
         if self
             .blocks
             .get(id)
-            .is_some_and(|m| m.referenced_by.is_none())
+            .is_some_and(|m| m.view.referenced_by.is_none())
         {
             self.signature_verdicts.insert(*id, verdicts);
         }
@@ -547,9 +556,9 @@ impl Tangle {
             self.tips.remove(id);
             self.signature_verdicts.remove(id);
             if let Some(m) = self.blocks.get_mut(id) {
-                m.referenced_by = Some(index);
-                m.white_flag_index = u32::try_from(i).ok();
-                m.inclusion = *inclusion;
+                m.view.referenced_by = Some(index);
+                m.view.white_flag_index = u32::try_from(i).ok();
+                m.view.inclusion = *inclusion;
                 m.ocri = index;
                 m.ycri = index;
             }
@@ -573,7 +582,7 @@ impl Tangle {
         let unreferenced: Vec<BlockId> = self
             .blocks
             .iter()
-            .filter(|(_, m)| m.solid && m.referenced_by.is_none())
+            .filter(|(_, m)| m.view.solid && m.view.referenced_by.is_none())
             .map(|(id, _)| *id)
             .collect();
         self.recompute_in_order(&unreferenced.into_iter().collect(), false);
@@ -594,7 +603,7 @@ impl Tangle {
             let Some(m) = self.blocks.get(&id) else {
                 continue;
             };
-            if m.solid && m.referenced_by.is_none() && cone.insert(id) {
+            if m.view.solid && m.view.referenced_by.is_none() && cone.insert(id) {
                 stack.extend(m.children.iter().copied());
             }
         }
@@ -619,7 +628,7 @@ impl Tangle {
                     done.insert(id, false);
                     continue;
                 };
-                if let Some(p) = meta.parents.get(next) {
+                if let Some(p) = meta.view.parents.get(next) {
                     if let Some(top) = stack.last_mut() {
                         top.1 += 1;
                     }
@@ -634,12 +643,13 @@ impl Tangle {
                 }
                 let must = !prune
                     || meta
+                        .view
                         .parents
                         .iter()
                         .any(|p| done.get(p).copied().unwrap_or(true));
                 let mut changed = false;
                 if must {
-                    if let Ok((ocri, ycri)) = self.cone_roots(&meta.parents) {
+                    if let Ok((ocri, ycri)) = self.cone_roots(&meta.view.parents) {
                         if let Some(m) = self.blocks.get_mut(&id) {
                             changed = (m.ocri, m.ycri) != (ocri, ycri);
                             m.ocri = ocri;
@@ -669,7 +679,7 @@ mod tests {
     fn a_block_on_entry_points_is_solid_and_a_tip() {
         let mut t = tangle();
         assert!(t.insert(id(1), vec![id(0)], None, None, 0, None));
-        assert!(t.get(&id(1)).unwrap().solid);
+        assert!(t.get(&id(1)).unwrap().view.solid);
         assert_eq!(t.tips(), vec![id(1)]);
         assert!(
             !t.insert(id(1), vec![id(0)], None, None, 0, None),
@@ -681,10 +691,10 @@ mod tests {
     fn solidity_propagates_when_a_missing_parent_arrives() {
         let mut t = tangle();
         t.insert(id(3), vec![id(2)], None, None, 0, None);
-        assert!(!t.get(&id(3)).unwrap().solid);
+        assert!(!t.get(&id(3)).unwrap().view.solid);
         assert!(t.check_attachable(&[id(3)]).is_err());
         t.insert(id(2), vec![id(0)], None, None, 0, None);
-        assert!(t.get(&id(3)).unwrap().solid);
+        assert!(t.get(&id(3)).unwrap().view.solid);
         assert_eq!(t.tips(), vec![id(3)]);
         assert!(t.check_attachable(&[id(3)]).is_ok());
         assert!(matches!(
@@ -709,7 +719,7 @@ mod tests {
             t.unreferenced_cone(&[id(4)]).unwrap(),
             vec![id(2), id(3), id(4)]
         );
-        assert_eq!(t.get(&id(1)).unwrap().referenced_by, Some(1));
+        assert_eq!(t.get(&id(1)).unwrap().view.referenced_by, Some(1));
     }
 
     #[test]

@@ -219,7 +219,7 @@ fn more_tips_than_parents_are_gathered_by_checkpoints() {
     let m2 = engine.issue_milestone().unwrap();
     for id in ids {
         assert_eq!(
-            engine.block_status(&id).unwrap().referenced_by,
+            engine.block_status(&id).unwrap().view.referenced_by,
             Some(m2.index)
         );
     }

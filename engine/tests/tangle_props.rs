@@ -25,7 +25,10 @@ fn block_id(n: u64) -> BlockId {
 /// points where a walk of the unreferenced past cone stops.
 fn oracle(t: &Tangle, id: &BlockId) -> (u32, u32) {
     let mut seen = HashSet::new();
-    let mut stack = t.get(id).map(|m| m.parents.clone()).unwrap_or_default();
+    let mut stack = t
+        .get(id)
+        .map(|m| m.view.parents.clone())
+        .unwrap_or_default();
     let (mut ocri, mut ycri) = (u32::MAX, 0);
     while let Some(p) = stack.pop() {
         if !seen.insert(p) {
@@ -35,10 +38,10 @@ fn oracle(t: &Tangle, id: &BlockId) -> (u32, u32) {
             Some(0)
         } else {
             let m = t.get(&p).expect("parent present");
-            if m.referenced_by.is_none() {
-                stack.extend(m.parents.iter().copied());
+            if m.view.referenced_by.is_none() {
+                stack.extend(m.view.parents.iter().copied());
             }
-            m.referenced_by
+            m.view.referenced_by
         };
         if let Some(i) = index {
             ocri = ocri.min(i);
@@ -153,7 +156,7 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
         prop_assert_eq!(t.cmi(), index);
         for id in &all {
             let m = t.get(id).expect("stored");
-            if m.referenced_by.is_some() || !m.solid {
+            if m.view.referenced_by.is_some() || !m.view.solid {
                 continue;
             }
             prop_assert_eq!((m.ocri, m.ycri), oracle(&t, id), "milestone {}", index);

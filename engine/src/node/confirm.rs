@@ -45,7 +45,12 @@ impl Engine {
             // A milestone whose past cone is incomplete (a salvaged log) waits: white flag
             // needs every block of the cone.
             // Gossip fills a cone after its milestone arrives: that is the normal case then.
-            if !self.read().tangle.get(&block_id).is_some_and(|m| m.solid) {
+            if !self
+                .read()
+                .tangle
+                .get(&block_id)
+                .is_some_and(|m| m.view.solid)
+            {
                 if replay == Replay::Yes {
                     tracing::warn!(
                         block = %hex32(&block_id),

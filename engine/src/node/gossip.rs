@@ -121,7 +121,7 @@ impl Engine {
         st.pending
             .get(&(st.ledger.ledger_index() + 1))
             .and_then(|id| st.tangle.get(id))
-            .is_some_and(|m| m.solid)
+            .is_some_and(|m| m.view.solid)
     }
 
     fn latest_index(st: &State) -> u32 {
@@ -191,8 +191,8 @@ impl Engine {
             .pending
             .get(&index)
             .and_then(|id| st.tangle.get(id))
-            .filter(|m| !m.solid)
-            .map(|m| m.parents.clone())
+            .filter(|m| !m.view.solid)
+            .map(|m| m.view.parents.clone())
         else {
             return Vec::new();
         };

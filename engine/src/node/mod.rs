@@ -26,7 +26,7 @@ use crate::genesis::Genesis;
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
 use crate::log::{BlockId as LogId, Durability, Durable, Log, LogConfig, LogStats};
 use crate::richlist::{AddressKey, RichList, RichListError};
-use crate::tangle::{BlockId, Inclusion, Tangle, TipScore, TipScoring};
+use crate::tangle::{BlockId, BlockView, Inclusion, Tangle, TipScore, TipScoring};
 use crate::timing::TimingObserver;
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId, OutputRow};
 use crate::watermark::Watermark;
@@ -125,18 +125,8 @@ pub struct V3Submitted {
 /// A block as the API reports it: its parents, solidity, confirmation and tip advice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockStatus {
-    /// Its parents, in wire order.
-    pub parents: Vec<BlockId>,
-    /// Whether its whole past cone is known.
-    pub solid: bool,
-    /// The milestone that referenced it, once one has.
-    pub referenced_by: Option<u32>,
-    /// Its position in that milestone's white-flag order.
-    pub white_flag_index: Option<u32>,
-    /// Its ledger inclusion state.
-    pub inclusion: Inclusion,
-    /// The index of the milestone it carries, for milestone blocks.
-    pub milestone_index: Option<u32>,
+    /// Its parents, solidity, confirmation and inclusion.
+    pub view: BlockView,
     /// Its tip score at the current CMI (solid, unreferenced blocks only).
     pub tip_score: Option<TipScore>,
 }
@@ -297,12 +287,7 @@ impl Engine {
         let st = self.read();
         let meta = st.tangle.get(id)?;
         Some(BlockStatus {
-            parents: meta.parents.clone(),
-            solid: meta.solid,
-            referenced_by: meta.referenced_by,
-            white_flag_index: meta.white_flag_index,
-            inclusion: meta.inclusion,
-            milestone_index: meta.milestone_index,
+            view: meta.view.clone(),
             tip_score: st.tangle.tip_score(id),
         })
     }
@@ -466,6 +451,6 @@ impl Engine {
 
     /// Every block's inclusion state (for tests and tools).
     pub fn inclusion(&self, id: &BlockId) -> Option<Inclusion> {
-        self.read().tangle.get(id).map(|m| m.inclusion)
+        self.read().tangle.get(id).map(|m| m.view.inclusion)
     }
 }

@@ -11,7 +11,11 @@ impl Engine {
             let st = self.read();
             arrived
                 .iter()
-                .filter(|(id, _)| st.tangle.get(id).is_some_and(|m| m.referenced_by.is_none()))
+                .filter(|(id, _)| {
+                    st.tangle
+                        .get(id)
+                        .is_some_and(|m| m.view.referenced_by.is_none())
+                })
                 .copied()
                 .collect()
         };

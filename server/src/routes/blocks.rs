@@ -307,20 +307,20 @@ impl BlockMetadata {
     pub fn new(id: &[u8; 32], meta: &BlockStatus) -> Self {
         let mut m = Self {
             block_id: to_hex(id),
-            parents: meta.parents.iter().map(|p| to_hex(p)).collect(),
-            is_solid: meta.solid,
+            parents: meta.view.parents.iter().map(|p| to_hex(p)).collect(),
+            is_solid: meta.view.solid,
             referenced_by_milestone_index: None,
-            milestone_index: meta.milestone_index,
+            milestone_index: meta.view.milestone_index,
             ledger_inclusion_state: None,
             conflict_reason: None,
             white_flag_index: None,
             should_promote: None,
             should_reattach: None,
         };
-        match (meta.referenced_by, meta.inclusion) {
+        match (meta.view.referenced_by, meta.view.inclusion) {
             (Some(index), inclusion) => {
                 m.referenced_by_milestone_index = Some(index);
-                m.white_flag_index = meta.white_flag_index;
+                m.white_flag_index = meta.view.white_flag_index;
                 let (state, reason) = match inclusion {
                     Inclusion::Included => ("included", None),
                     Inclusion::Conflicting(code) => ("conflicting", Some(code)),
@@ -361,7 +361,7 @@ pub async fn metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ledger_engine::TipScoring;
+    use ledger_engine::{BlockView, TipScoring};
 
     /// A solid block's status; its tip score at `cmi` from OCRI/YCRI when unreferenced.
     fn status(
@@ -370,12 +370,14 @@ mod tests {
         (ocri, ycri, cmi): (u32, u32, u32),
     ) -> BlockStatus {
         BlockStatus {
-            parents: vec![[1; 32], [2; 32]],
-            solid: true,
-            referenced_by,
-            white_flag_index: referenced_by.map(|_| 3),
-            inclusion,
-            milestone_index: None,
+            view: BlockView {
+                parents: vec![[1; 32], [2; 32]],
+                solid: true,
+                referenced_by,
+                white_flag_index: referenced_by.map(|_| 3),
+                inclusion,
+                milestone_index: None,
+            },
             tip_score: referenced_by
                 .is_none()
                 .then(|| TipScoring::default().score(ocri, ycri, cmi)),
@@ -426,7 +428,7 @@ mod tests {
         }
         // Not solid: the engine gives no tip score, so no advice.
         let mut unsolid = status(None, Inclusion::Pending, (0, 0, 20));
-        unsolid.solid = false;
+        unsolid.view.solid = false;
         unsolid.tip_score = None;
         let j = json(&unsolid);
         assert_eq!(j["isSolid"], false);
