@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use nom::number::complete::{le_u16, le_u32, le_u64, le_u8};
+use nom::number::complete::{le_i64, le_u16, le_u32, le_u64, le_u8};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::error::{Context, Error, ErrorKind, Result};
@@ -239,6 +239,8 @@ impl<'a> Reader<'a> {
         u32 = le_u32, 4;
         /// Reads a little-endian `u64`.
         u64 = le_u64, 8;
+        /// Reads a little-endian `i64`.
+        i64 = le_i64, 8;
     }
 
     /// Takes `n` bytes.
@@ -387,19 +389,7 @@ macro_rules! le_integer_codec {
     )+};
 }
 
-le_integer_codec!(u8, u16, u32, u64);
-
-impl<'a> Codec<'a> for i64 {
-    #[inline]
-    fn read(r: &mut Reader<'a>) -> Result<Self> {
-        Ok(Self::from_le_bytes(*r.array()?))
-    }
-    #[inline]
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.extend_from_slice(&self.to_le_bytes());
-        Ok(())
-    }
-}
+le_integer_codec!(u8, u16, u32, u64, i64);
 
 /// A rule that reads and writes one field of type `T` where the type's own [`Codec`] does not
 /// say enough: a [`Len`] gives prefixed byte strings, UTF-8 strings and lists their prefix and

@@ -14,6 +14,7 @@ pub mod conn_clock;
 pub mod error;
 pub mod intake;
 pub mod jwt;
+mod locks;
 pub mod media;
 pub mod metrics;
 pub mod node;

@@ -1,13 +1,13 @@
 //! Block rates for `info.metrics`, sampled once a second from the engine's counters.
 
 use std::{
-    sync::{Arc, Mutex, PoisonError, Weak},
+    sync::{Arc, Mutex, Weak},
     time::{Duration, Instant},
 };
 
 use ledger_engine::Engine;
 
-use crate::routes::info::Metrics;
+use crate::{locks::lock, routes::info::Metrics};
 
 /// How often the counters are sampled; the rates are over the last period.
 pub const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
@@ -67,11 +67,11 @@ pub struct BlockRates {
 impl BlockRates {
     /// The rates over the last sample period (all 0 before the first period ends).
     pub fn get(&self) -> Metrics {
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner)
+        *lock(&self.current)
     }
 
     fn set(&self, m: Metrics) {
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = m;
+        *lock(&self.current) = m;
     }
 
     /// Starts sampling `engine` every [`SAMPLE_PERIOD`] on the current tokio runtime; the task

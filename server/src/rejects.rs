@@ -3,11 +3,11 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, Mutex, PoisonError, Weak},
+    sync::{Arc, Mutex, Weak},
     time::Duration,
 };
 
-use crate::error::ApiError;
+use crate::{error::ApiError, locks::lock};
 
 /// How often a non-empty summary is logged.
 pub const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
@@ -26,7 +26,7 @@ impl RejectTally {
     /// Counts one refused submit.
     pub fn record(&self, error: &ApiError) {
         let key = (error.status().as_u16(), reason_class(&error.to_string()));
-        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut counts = lock(&self.counts);
         let key = if counts.len() >= MAX_REASONS && !counts.contains_key(&key) {
             (key.0, "other".to_owned())
         } else {
@@ -37,8 +37,7 @@ impl RejectTally {
 
     /// The counts since the last call, emptied; `None` when nothing was refused.
     pub fn take_summary(&self) -> Option<String> {
-        let counts =
-            std::mem::take(&mut *self.counts.lock().unwrap_or_else(PoisonError::into_inner));
+        let counts = std::mem::take(&mut *lock(&self.counts));
         if counts.is_empty() {
             return None;
         }

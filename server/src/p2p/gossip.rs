@@ -18,7 +18,7 @@ use ledger_engine::{BlockId, BroadcastHook, Engine, SubmitError};
 use libp2p::PeerId;
 use tokio::sync::{mpsc, Semaphore};
 
-use crate::p2p::locks::lock;
+use crate::locks::lock;
 
 use super::{
     fifo::Fifo,

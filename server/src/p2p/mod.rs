@@ -16,7 +16,6 @@ pub mod dns;
 pub mod fifo;
 pub mod gossip;
 pub mod identity;
-mod locks;
 pub mod peering_file;
 pub mod registry;
 pub mod requester;

@@ -16,7 +16,7 @@ use ledger_codec::gossip::{Heartbeat, MessageType};
 use libp2p::{Multiaddr, PeerId};
 use tokio::sync::{mpsc, Notify};
 
-use crate::p2p::locks::{lock, read, write};
+use crate::locks::{lock, read, write};
 use crate::routes::peers::{self, Peer, Relation};
 
 /// What a session counts, per peer, across reconnects (peering.md §4.8).

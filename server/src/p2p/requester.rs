@@ -11,7 +11,7 @@ use std::{
 
 use ledger_engine::BlockId;
 
-use crate::p2p::locks::lock;
+use crate::locks::lock;
 
 /// Most requests held at once.
 pub const CAPACITY: usize = 100_000;

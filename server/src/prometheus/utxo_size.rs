@@ -7,9 +7,11 @@
 //! of one row over the ledger's columns and its id index. Milestone diffs are summed
 //! incrementally, so a scrape only reads the milestones confirmed since the last one.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use ledger_engine::Engine;
+
+use crate::locks::lock;
 
 /// Bytes of one output's row: output id 34, block id 32, amount 8, owner 4, booked index and
 /// timestamp 8, spent index and timestamp 8, spending transaction 32, bytes location 16, and
@@ -37,7 +39,7 @@ struct Progress {
 impl UtxoSizeEstimate {
     /// The estimate in bytes for `engine` now.
     pub fn bytes(&self, engine: &Engine) -> u64 {
-        let mut progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut progress = lock(&self.progress);
         let mut p = progress.unwrap_or_else(|| Progress {
             counted_index: engine.genesis().milestone_index,
             outputs: u64::try_from(engine.genesis().outputs.len()).unwrap_or(u64::MAX),

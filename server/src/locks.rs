@@ -1,6 +1,6 @@
-//! The p2p state's locks, taken even after a holder panicked: the guarded values are
-//! counters, queues and peer tables that stay consistent at every await-free step, so a
-//! panic elsewhere must not take peering down with it.
+//! The server's locks, taken even after a holder panicked: the guarded values (peer tables,
+//! request queues, counters, rates) stay consistent at every step, so a panic in one request or
+//! session must not take the API or peering down with it.
 
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
