@@ -254,9 +254,12 @@ pub fn compute(
     })?;
 
     // Decode every block of the cone (zero-copy views into the log), in
-    // parallel; transaction ids were hashed when the blocks arrived.
-    let blocks: Vec<TxBlock<'_>> = cone
-        .par_iter()
+    // parallel; transaction ids were hashed when the blocks arrived. Collected
+    // in place into one vector of the cone's length: rayon's collect of
+    // `Result`s would gather pieces and copy them together, and at tens of
+    // thousands of blocks a milestone those copies fault in fresh pages.
+    let mut decoded = Vec::with_capacity(cone.len());
+    cone.par_iter()
         .map(|id| {
             let meta = tangle
                 .get(id)
@@ -279,7 +282,9 @@ pub fn compute(
                 block,
             })
         })
-        .collect::<Result<_, EngineError>>()?;
+        .collect_into_vec(&mut decoded);
+    // Reuses `decoded`'s allocation.
+    let blocks: Vec<TxBlock<'_>> = decoded.into_iter().collect::<Result<_, EngineError>>()?;
 
     // Signature verdicts: cached on arrival where present, the rest
     // verified here in parallel batches.

@@ -6,11 +6,13 @@
 //! the whole path (never the query string); `*` matches any run of characters, including `/`.
 //! The public list is checked first.
 
+use std::sync::Arc;
+
 use axum::{
     extract::{Request, State},
     http::{header, HeaderMap},
     middleware::Next,
-    response::Response,
+    response::{IntoResponse, Response},
 };
 
 use crate::{app::AppState, error::ApiError, jwt::JwtAuth};
@@ -166,16 +168,53 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// Middleware enforcing [`AccessControl`] on the request path.
+/// The path patterns of the API's routes (axum syntax: a `{param}` is one non-empty segment),
+/// to tell a refused request to a route from a request to no route at all.
+#[derive(Debug, Clone)]
+pub struct RoutePaths(Arc<[&'static str]>);
+
+impl RoutePaths {
+    /// The patterns `paths`.
+    pub fn new(paths: impl IntoIterator<Item = &'static str>) -> Self {
+        Self(paths.into_iter().collect())
+    }
+
+    /// True when `path` names one of the routes.
+    pub fn routes(&self, path: &str) -> bool {
+        self.0.iter().any(|pattern| path_matches(pattern, path))
+    }
+}
+
+/// Whether `path` matches the axum pattern `pattern`, segment by segment.
+fn path_matches(pattern: &str, path: &str) -> bool {
+    let mut want = pattern.split('/');
+    let mut got = path.split('/');
+    loop {
+        match (want.next(), got.next()) {
+            (None, None) => return true,
+            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') => {
+                if g.is_empty() {
+                    return false;
+                }
+            }
+            (Some(w), Some(g)) if w == g => {}
+            _ => return false,
+        }
+    }
+}
+
+/// Middleware enforcing [`AccessControl`] on requests to the API's routes. A refused request
+/// to a path that names no route goes on to the router, whose answer is 404: access control
+/// does not reveal which unknown paths would be protected.
 pub async fn enforce(
-    State(state): State<AppState>,
+    State((state, paths)): State<(AppState, RoutePaths)>,
     request: Request,
     next: Next,
-) -> Result<Response, ApiError> {
-    state
-        .access
-        .check(request.uri().path(), request.headers())?;
-    Ok(next.run(request).await)
+) -> Response {
+    match state.access.check(request.uri().path(), request.headers()) {
+        Err(refusal) if paths.routes(request.uri().path()) => refusal.into_response(),
+        Ok(()) | Err(_) => next.run(request).await,
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +222,33 @@ mod tests {
     use axum::http::HeaderValue;
 
     use super::*;
+
+    #[test]
+    fn route_paths_match_like_the_router() {
+        let paths = RoutePaths::new([
+            "/health",
+            "/api/core/v2/peers",
+            "/api/core/v2/peers/{peer_id}",
+            "/api/core/v2/milestones/by-index/{index}/utxo-changes",
+        ]);
+        let cases: &[(&str, bool)] = &[
+            ("/health", true),
+            ("/health/", false),
+            ("/healthz", false),
+            ("/api/core/v2/peers", true),
+            ("/api/core/v2/peers/12D3Koo", true),
+            ("/api/core/v2/peers/", false),
+            ("/api/core/v2/peers/x/y", false),
+            ("/api/core/v2/milestones/by-index/7/utxo-changes", true),
+            ("/api/core/v2/milestones/by-index//utxo-changes", false),
+            ("/api/core/v2/milestones/by-index/7", false),
+            ("/", false),
+            ("", false),
+        ];
+        for (path, want) in cases {
+            assert_eq!(paths.routes(path), *want, "{path}");
+        }
+    }
 
     #[test]
     fn glob_matches_whole_path() {

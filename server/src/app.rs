@@ -1,15 +1,17 @@
 //! The axum application: state, routes and the layers around them.
 
-use std::sync::Arc;
+use std::{convert::Infallible, sync::Arc};
 
 use axum::{
-    extract::DefaultBodyLimit,
+    extract::{DefaultBodyLimit, Request},
     handler::Handler,
     http::Method,
     middleware,
+    response::Response,
     routing::{get, post, MethodRouter},
     Router,
 };
+use tower::{util::BoxCloneSyncService, ServiceBuilder};
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
 use ledger_codec::nova;
@@ -166,7 +168,7 @@ impl AppState {
 }
 
 /// The whole API as a router, ready for `axum::serve`: [`api_routes`] inside [`with_layers`].
-pub fn app(state: AppState) -> Router {
+pub fn app(state: AppState) -> ApiService {
     with_layers(api_routes(), state)
 }
 
@@ -314,30 +316,38 @@ pub fn api_routes() -> Router<AppState> {
 /// Wraps `routes` in everything the API needs around its endpoints: access control on every
 /// route, the JSON 404 fallback, the body limit, panic catching, JSON errors, tracing and
 /// the request counters of the metrics.
-pub fn with_layers(routes: Router<AppState>, state: AppState) -> Router {
+pub fn with_layers(routes: Router<AppState>, state: AppState) -> ApiService {
     let body_limit = state.body_limit;
     let api_metrics = Arc::clone(&state.api_metrics);
-    routes
-        // Access control runs only for requests that matched a route, on their path; an
-        // unknown path falls through to the 404 below.
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            access::enforce,
-        ))
+    let paths = access::RoutePaths::new(endpoints().into_iter().map(|e| e.path));
+    let router = routes
         .fallback(error::unknown_route)
-        .with_state(state)
-        // Layers wrap from the inside out: the limit for axum's own body extractors, then
-        // panics become 500s, then every non-JSON error becomes the JSON envelope, and the
-        // trace span and the request counters see the final answer.
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(CatchPanicLayer::new())
-        .layer(middleware::from_fn(error::json_errors))
-        .layer(TraceLayer::new_for_http())
+        .with_state(state.clone());
+    // The layers wrap the router once, outside it: `Router::layer` would wrap every route
+    // instead, and axum clones a layered route's whole service stack for each request.
+    // From the outside in: the request counters and the trace span see the final answer,
+    // every non-JSON error becomes the JSON envelope, panics become 500s, access control
+    // (on requests to a route; any other path falls through to the 404), and the limit for
+    // axum's own body extractors.
+    let layered = ServiceBuilder::new()
         .layer(middleware::from_fn_with_state(
             api_metrics,
             crate::prometheus::api::count_requests,
         ))
+        .layer(TraceLayer::new_for_http())
+        .layer(middleware::from_fn(error::json_errors))
+        .layer(CatchPanicLayer::new())
+        .layer(middleware::from_fn_with_state(
+            (state, paths),
+            access::enforce,
+        ))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .service(router);
+    BoxCloneSyncService::new(layered)
 }
+
+/// The API as one service: the router inside its layers ([`with_layers`]).
+pub type ApiService = BoxCloneSyncService<Request, Response, Infallible>;
 
 /// Bytes per permit of the body budget (a semaphore counts at most `u32::MAX` permits).
 pub const BODY_PERMIT_BYTES: usize = 1024;
@@ -364,10 +374,10 @@ pub(crate) mod tests {
 
     /// Sends `request` to `router`: the status, the content type and the whole body.
     pub(crate) async fn send(
-        router: Router,
+        service: ApiService,
         request: Request<Body>,
     ) -> (StatusCode, Option<HeaderValue>, Bytes) {
-        let response = router.oneshot(request).await.expect("infallible");
+        let response = service.oneshot(request).await.expect("infallible");
         let status = response.status();
         let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
         let body = response.into_body().collect().await.expect("body");
@@ -383,7 +393,7 @@ pub(crate) mod tests {
     }
 
     /// The API plus test-only routes under `/api/core/v2/blocks*` (public by default).
-    fn test_app() -> Router {
+    fn test_app() -> ApiService {
         #[derive(serde::Deserialize)]
         struct Thing {
             #[allow(dead_code)]
@@ -498,5 +508,8 @@ pub(crate) mod tests {
         // Wrong method on a protected path: still 403, the route is not public.
         let got = call(Method::POST, "/api/core/v2/peers", None, "").await;
         assert_envelope(&got, StatusCode::FORBIDDEN, crate::error::NOT_PUBLIC);
+        // A protected path that names no route: the 404, access control says nothing.
+        let got = call(Method::GET, "/api/core/v2/control/nope", None, "").await;
+        assert_envelope(&got, StatusCode::NOT_FOUND, "/api/core/v2/control/nope");
     }
 }

@@ -340,7 +340,7 @@ fn spawn_metrics(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(crate::serve::serve(
         listener,
-        endpoint::router(metrics),
+        tower::util::BoxCloneSyncService::new(endpoint::router(metrics)),
         limits,
         async move {
             let _ = stopped.await;

@@ -9,15 +9,19 @@ use std::{
     time::{Duration, Instant},
 };
 
-use axum::Router;
+use axum::body::Body;
 use hyper_util::{
     rt::{TokioIo, TokioTimer},
     server::graceful::GracefulShutdown,
     service::TowerToHyperService,
 };
 use tokio::{net::TcpListener, sync::Semaphore};
+use tower::ServiceExt;
 
-use crate::conn_clock::{ConnClock, TimedService, TimedStream};
+use crate::{
+    app::ApiService,
+    conn_clock::{ConnClock, TimedService, TimedStream},
+};
 
 /// Share of the open-file limit that connections may use by default; the rest stays for the
 /// log segments, the store and the process itself.
@@ -55,7 +59,7 @@ pub fn default_max_connections() -> usize {
 /// Only a fault of the listener's own address lookup; accept errors are logged and retried.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: ApiService,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
@@ -112,7 +116,13 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let clock = ConnClock::new();
         let io = TokioIo::new(TimedStream::new(stream, Arc::clone(&clock)));
-        let service = TimedService::new(TowerToHyperService::new(app.clone()), Arc::clone(&clock));
+        let service = TimedService::new(
+            TowerToHyperService::new(
+                app.clone()
+                    .map_request(|r: hyper::Request<hyper::body::Incoming>| r.map(Body::new)),
+            ),
+            Arc::clone(&clock),
+        );
         let connection = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
             tokio::pin!(connection);
