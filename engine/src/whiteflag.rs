@@ -92,7 +92,7 @@ struct TxBlock<'a> {
     record: u64,
     block: Block<'a>,
     // Id of the transaction it carries.
-    tx_id: Option<[u8; 32]>,
+    tx_id: [u8; 32],
 }
 
 /// The id of the transaction a block carries, if any, hashed straight from
@@ -253,37 +253,45 @@ pub fn compute(
         ))
     })?;
 
-    // Decode every block of the cone (zero-copy views into the log), in
-    // parallel; transaction ids were hashed when the blocks arrived. Collected
-    // in place into one vector of the cone's length: rayon's collect of
-    // `Result`s would gather pieces and copy them together, and at tens of
-    // thousands of blocks a milestone those copies fault in fresh pages.
-    let mut decoded = Vec::with_capacity(cone.len());
+    // Which blocks of the cone carry a transaction: the tangle hashed each transaction's id
+    // when its block arrived, so only those blocks need reading and decoding. Both vectors
+    // are collected in place (rayon's collect of `Result`s gathers pieces and copies them
+    // together, which at tens of thousands of blocks a milestone faults in fresh pages).
+    let mut classified = Vec::with_capacity(cone.len());
     cone.par_iter()
         .map(|id| {
             let meta = tangle
                 .get(id)
                 .ok_or_else(|| EngineError::Inconsistent("cone block without metadata".into()))?;
-            let rec = log.read(Location::from_u64(meta.record)).ok_or_else(|| {
+            Ok(meta.transaction_id.map(|tx_id| (*id, meta.record, tx_id)))
+        })
+        .collect_into_vec(&mut classified);
+    let carries_tx: Vec<Option<(BlockId, u64, [u8; 32])>> =
+        classified.into_iter().collect::<Result<_, EngineError>>()?;
+    let tx_cone: Vec<(BlockId, u64, [u8; 32])> = carries_tx.iter().flatten().copied().collect();
+
+    // Decode the transaction blocks (zero-copy views into the log), in parallel.
+    let mut decoded = Vec::with_capacity(tx_cone.len());
+    tx_cone
+        .par_iter()
+        .map(|&(block_id, record, tx_id)| {
+            let rec = log.read(Location::from_u64(record)).ok_or_else(|| {
                 EngineError::Inconsistent(format!(
                     "block 0x{} missing from the log",
-                    hex::encode(id)
+                    hex::encode(block_id)
                 ))
             })?;
             let block = Block::decode(rec.bytes()).map_err(|e| {
-                EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(id)))
+                EngineError::Inconsistent(format!("stored block 0x{}: {e}", hex::encode(block_id)))
             })?;
             Ok(TxBlock {
-                block_id: *id,
-                record: meta.record,
-                tx_id: meta
-                    .transaction_id
-                    .or_else(|| transaction_id(&block, rec.bytes())),
+                block_id,
+                record,
+                tx_id,
                 block,
             })
         })
         .collect_into_vec(&mut decoded);
-    // Reuses `decoded`'s allocation.
     let blocks: Vec<TxBlock<'_>> = decoded.into_iter().collect::<Result<_, EngineError>>()?;
 
     // Signature verdicts: cached on arrival where present, the rest
@@ -321,17 +329,24 @@ pub fn compute(
         params,
     };
 
-    for (bi, b) in blocks.iter().enumerate() {
-        let Some(Payload::Transaction(tx)) = &b.block.payload else {
-            out.referenced.push((b.block_id, Inclusion::NoTransaction));
+    let mut tx_blocks = blocks.iter().enumerate();
+    for (block_id, carries) in cone.iter().zip(&carries_tx) {
+        if carries.is_none() {
+            out.referenced.push((*block_id, Inclusion::NoTransaction));
             continue;
-        };
-        let Some(tx_id) = b.tx_id else {
+        }
+        let transaction = tx_blocks.next().and_then(|(bi, b)| match &b.block.payload {
+            Some(Payload::Transaction(tx)) => Some((bi, b, tx)),
+            _ => None,
+        });
+        let Some((bi, b, tx)) = transaction else {
             return Err(EngineError::Inconsistent(format!(
-                "no transaction id for block 0x{}",
-                hex::encode(b.block_id)
+                "block 0x{} has a transaction id but carries no transaction",
+                hex::encode(block_id)
             )));
         };
+        let tx_id = b.tx_id;
+        debug_assert_eq!(*block_id, b.block_id);
         debug_assert_eq!(Ok(tx_id), tx.id());
         let mut inputs: Vec<(ledger_codec::stardust::OutputId, Output<'_>)> =
             Vec::with_capacity(tx.essence.inputs.len());

@@ -192,6 +192,67 @@ fn a_double_spend_in_one_milestone_conflicts_and_the_first_wins() {
 }
 
 #[test]
+fn data_and_transaction_blocks_interleaved_keep_their_white_flag_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let a = SigningKey::from_seed(&[1; 32]);
+    let mut chain = Vec::new();
+    let mut submit = |block: Vec<u8>| {
+        let id = engine.submit_v2(&block).unwrap().block_id;
+        chain.push(id);
+        (id, block)
+    };
+    // Each block approves the one before it (the only tip), so the cone's white-flag order
+    // is the order of submission: data, spend genesis, data, spend that, data.
+    let (d1, _) = submit(tagged(&engine, b"one"));
+    let (t1, t1_bytes) = submit(transfer(
+        &engine,
+        &key(),
+        &[genesis_output()],
+        vec![basic(SUPPLY, a.address())],
+    ));
+    let (d2, _) = submit(tagged(&engine, b"two"));
+    let spend_t1 = (
+        output_id(tx_id_of(&t1_bytes), 0),
+        basic(SUPPLY, a.address()),
+    );
+    let (t2, t2_bytes) = submit(transfer(
+        &engine,
+        &a,
+        &[spend_t1],
+        vec![basic(SUPPLY, key().address())],
+    ));
+    let (d3, _) = submit(tagged(&engine, b"three"));
+    engine.issue_milestone().unwrap();
+
+    for id in [d1, d2, d3] {
+        assert_eq!(engine.inclusion(&id), Some(Inclusion::NoTransaction));
+    }
+    // t2 spends an output t1 created in the same milestone: it is applied only when t1
+    // came first.
+    for id in [t1, t2] {
+        assert_eq!(engine.inclusion(&id), Some(Inclusion::Included));
+    }
+    let order: Vec<u32> = chain
+        .iter()
+        .map(|id| {
+            engine
+                .block_status(id)
+                .unwrap()
+                .view
+                .white_flag_index
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[1] == w[0] + 1),
+        "consecutive white-flag indexes in submission order: {order:?}"
+    );
+    let spent = engine.output(&output_id(tx_id_of(&t1_bytes), 0)).unwrap();
+    assert_eq!(spent.row.spent.unwrap().transaction_id, tx_id_of(&t2_bytes));
+}
+
+#[test]
 fn more_tips_than_parents_are_gathered_by_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
