@@ -167,9 +167,10 @@ impl AppState {
     }
 }
 
-/// The whole API as a router, ready for `axum::serve`: [`api_routes`] inside [`with_layers`].
+/// The whole API as one service, ready for [`crate::serve::serve`]: [`endpoints`] inside
+/// [`with_layers`].
 pub fn app(state: AppState) -> ApiService {
-    with_layers(api_routes(), state)
+    with_layers(endpoints(), state)
 }
 
 /// One endpoint of the API: its method, its path (axum syntax, `{param}` for a segment) and
@@ -306,20 +307,16 @@ pub fn endpoints() -> Vec<Endpoint> {
     ]
 }
 
-/// Every endpoint of the API as a router, without access control or layers.
-pub fn api_routes() -> Router<AppState> {
-    endpoints()
-        .into_iter()
-        .fold(Router::new(), |router, e| router.route(e.path, e.handler))
-}
-
-/// Wraps `routes` in everything the API needs around its endpoints: access control on every
-/// route, the JSON 404 fallback, the body limit, panic catching, JSON errors, tracing and
-/// the request counters of the metrics.
-pub fn with_layers(routes: Router<AppState>, state: AppState) -> ApiService {
+/// Routes `endpoints` and wraps the router in everything the API needs around them: the
+/// request counters of the metrics, tracing, JSON errors, panic catching, access control on
+/// requests to the endpoints, the body limit and the JSON 404 fallback.
+pub fn with_layers(endpoints: Vec<Endpoint>, state: AppState) -> ApiService {
     let body_limit = state.body_limit;
     let api_metrics = Arc::clone(&state.api_metrics);
-    let paths = access::RoutePaths::new(endpoints().into_iter().map(|e| e.path));
+    let paths = access::RoutePaths::new(endpoints.iter().map(|e| e.path));
+    let routes = endpoints
+        .into_iter()
+        .fold(Router::new(), |router, e| router.route(e.path, e.handler));
     let router = routes
         .fallback(error::unknown_route)
         .with_state(state.clone());
@@ -399,20 +396,21 @@ pub(crate) mod tests {
             #[allow(dead_code)]
             n: u32,
         }
-        let routes = api_routes()
-            .route(
-                "/api/core/v2/blocks/panic",
-                get(|| async { panic!("boom") as StatusCode }),
-            )
-            .route(
+        let mut endpoints = endpoints();
+        endpoints.extend([
+            Endpoint::get("/api/core/v2/blocks/panic", || async {
+                panic!("boom") as StatusCode
+            }),
+            Endpoint::post(
                 "/api/core/v2/blocks/axum-json",
-                post(|Json(v): Json<serde_json::Value>| async move { Json(v) }),
-            )
-            .route(
+                |Json(v): Json<serde_json::Value>| async move { Json(v) },
+            ),
+            Endpoint::post(
                 "/api/core/v2/blocks/api-json",
-                post(|ApiJson(_): ApiJson<Thing>| async { StatusCode::OK }),
-            );
-        with_layers(routes, state())
+                |ApiJson(_): ApiJson<Thing>| async { StatusCode::OK },
+            ),
+        ]);
+        with_layers(endpoints, state())
     }
 
     async fn call(
