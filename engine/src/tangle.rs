@@ -492,33 +492,31 @@ impl Tangle {
     pub fn unreferenced_cone(&self, parents: &[BlockId]) -> Result<Vec<BlockId>, BlockId> {
         let mut order = Vec::new();
         let mut seen: HashSet<BlockId> = HashSet::new();
-        // (block, next parent position to visit)
-        let mut stack: Vec<(BlockId, usize)> = Vec::new();
+        // (block, its parents, next parent position to visit): the parents are borrowed
+        // once, so each step looks up only the parent it visits.
+        let mut stack: Vec<(BlockId, &[BlockId], usize)> = Vec::new();
         for root in parents {
             if self.entry_points.contains_key(root) || !seen.insert(*root) {
                 continue;
             }
             match self.blocks.get(root) {
                 Some(m) if m.view.referenced_by.is_some() => continue,
-                Some(_) => stack.push((*root, 0)),
+                Some(m) => stack.push((*root, &m.view.parents, 0)),
                 None => return Err(*root),
             }
-            while let Some((id, next)) = stack.last().copied() {
-                let meta = self.blocks.get(&id).ok_or(id)?;
-                if let Some(p) = meta.view.parents.get(next) {
-                    if let Some(top) = stack.last_mut() {
-                        top.1 += 1;
-                    }
+            while let Some((id, its_parents, next)) = stack.last_mut() {
+                if let Some(p) = its_parents.get(*next) {
+                    *next += 1;
                     if self.entry_points.contains_key(p) || !seen.insert(*p) {
                         continue;
                     }
                     match self.blocks.get(p) {
                         Some(m) if m.view.referenced_by.is_some() => {}
-                        Some(_) => stack.push((*p, 0)),
+                        Some(m) => stack.push((*p, &m.view.parents, 0)),
                         None => return Err(*p),
                     }
                 } else {
-                    order.push(id);
+                    order.push(*id);
                     stack.pop();
                 }
             }
