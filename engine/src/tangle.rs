@@ -50,7 +50,10 @@ pub struct BlockMeta {
     pub ocri: u32,
     /// Youngest cone root index (tip scoring).
     pub ycri: u32,
-    /// Blocks that name this one as parent.
+    /// Blocks that name this one as parent, while it is unreferenced. Its confirmation walks
+    /// them once (cone root indexes of the future cone) and drops them; children that
+    /// arrive later are not recorded on a referenced block. Most of the history then keeps
+    /// no child list in memory.
     pub children: Vec<BlockId>,
     /// Position of the block's record in the log.
     pub record: u64,
@@ -302,7 +305,9 @@ impl Tangle {
         }
         for p in &parents {
             if let Some(m) = self.blocks.get_mut(p) {
-                m.children.push(id);
+                if m.view.referenced_by.is_none() {
+                    m.children.push(id);
+                }
             }
             self.tips.remove(p);
         }
@@ -550,6 +555,9 @@ impl Tangle {
     /// Marks the blocks of a confirmed milestone as referenced, in
     /// white-flag order, with their inclusion states, and moves the CMI.
     pub fn confirm(&mut self, index: u32, referenced: &[(BlockId, Inclusion)]) {
+        // Children of the newly referenced blocks: where the cone root refresh starts. The
+        // lists are taken, not copied: a referenced block keeps none (see `children`).
+        let mut children = Vec::new();
         for (i, (id, inclusion)) in referenced.iter().enumerate() {
             self.tips.remove(id);
             self.signature_verdicts.remove(id);
@@ -559,11 +567,12 @@ impl Tangle {
                 m.view.inclusion = *inclusion;
                 m.ocri = index;
                 m.ycri = index;
+                children.extend(std::mem::take(&mut m.children));
             }
         }
         self.cmi = self.cmi.max(index);
         if !self.bulk {
-            self.refresh_cone_roots(referenced.iter().map(|(id, _)| *id));
+            self.refresh_cone_roots(children);
         }
     }
 
@@ -587,16 +596,12 @@ impl Tangle {
     }
 
     /// Recomputes the cone root indexes of the solid, unreferenced future cone
-    /// of `roots`, parents before children; a block whose values do not change
-    /// does not pass the walk on to its children.
-    fn refresh_cone_roots(&mut self, roots: impl Iterator<Item = BlockId>) {
+    /// that starts at `children` (of the blocks just referenced), parents before
+    /// children; a block whose values do not change does not pass the walk on to
+    /// its children.
+    fn refresh_cone_roots(&mut self, children: Vec<BlockId>) {
         let mut cone: HashSet<BlockId> = HashSet::new();
-        let mut stack: Vec<BlockId> = Vec::new();
-        for root in roots {
-            if let Some(m) = self.blocks.get(&root) {
-                stack.extend(m.children.iter().copied());
-            }
-        }
+        let mut stack = children;
         while let Some(id) = stack.pop() {
             let Some(m) = self.blocks.get(&id) else {
                 continue;
