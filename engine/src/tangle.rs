@@ -22,11 +22,9 @@ pub enum Inclusion {
     Conflicting(u8),
 }
 
-/// What the API may see of a block: its parents, solidity, confirmation and inclusion.
+/// What the API may see of a block's row: solidity, confirmation and inclusion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockView {
-    /// Parents in wire order.
-    pub parents: Vec<BlockId>,
     /// All parents are known and solid (or solid entry points).
     pub solid: bool,
     /// Index of the milestone that referenced it.
@@ -44,6 +42,9 @@ pub struct BlockView {
 pub struct BlockMeta {
     /// What the API may see.
     pub view: BlockView,
+    /// Parents in wire order, while the block is unreferenced. Every walk of the tangle stops
+    /// at referenced blocks, so confirmation drops the list; the stored block still has them.
+    pub parents: Vec<BlockId>,
     /// Id of the transaction this block carries, if any.
     pub transaction_id: Option<[u8; 32]>,
     /// Oldest cone root index (tip scoring).
@@ -313,13 +314,13 @@ impl Tangle {
         }
         let meta = BlockMeta {
             view: BlockView {
-                parents,
                 solid: false,
                 referenced_by: None,
                 white_flag_index: None,
                 inclusion: Inclusion::Pending,
                 milestone_index,
             },
+            parents,
             transaction_id,
             ocri: 0,
             ycri: 0,
@@ -353,7 +354,7 @@ impl Tangle {
             }
             match self.blocks.get(&id) {
                 Some(m) if m.view.solid => {}
-                Some(m) => stack.extend(m.view.parents.iter().copied()),
+                Some(m) => stack.extend(m.parents.iter().copied()),
                 None => missing.push(id),
             }
         }
@@ -386,7 +387,7 @@ impl Tangle {
             if meta.view.solid {
                 continue;
             }
-            let (ocri, ycri) = match self.cone_roots(&meta.view.parents) {
+            let (ocri, ycri) = match self.cone_roots(&meta.parents) {
                 Ok(roots) => roots,
                 Err(p) => {
                     let w = self.waiting.entry(p).or_default();
@@ -506,7 +507,7 @@ impl Tangle {
             }
             match self.blocks.get(root) {
                 Some(m) if m.view.referenced_by.is_some() => continue,
-                Some(m) => stack.push((*root, &m.view.parents, 0)),
+                Some(m) => stack.push((*root, &m.parents, 0)),
                 None => return Err(*root),
             }
             while let Some((id, its_parents, next)) = stack.last_mut() {
@@ -517,7 +518,7 @@ impl Tangle {
                     }
                     match self.blocks.get(p) {
                         Some(m) if m.view.referenced_by.is_some() => {}
-                        Some(m) => stack.push((*p, &m.view.parents, 0)),
+                        Some(m) => stack.push((*p, &m.parents, 0)),
                         None => return Err(*p),
                     }
                 } else {
@@ -556,7 +557,8 @@ impl Tangle {
     /// white-flag order, with their inclusion states, and moves the CMI.
     pub fn confirm(&mut self, index: u32, referenced: &[(BlockId, Inclusion)]) {
         // Children of the newly referenced blocks: where the cone root refresh starts. The
-        // lists are taken, not copied: a referenced block keeps none (see `children`).
+        // lists are taken, not copied: a referenced block keeps neither its children nor
+        // its parents (see `BlockMeta`).
         let mut children = Vec::new();
         for (i, (id, inclusion)) in referenced.iter().enumerate() {
             self.tips.remove(id);
@@ -568,6 +570,7 @@ impl Tangle {
                 m.ocri = index;
                 m.ycri = index;
                 children.extend(std::mem::take(&mut m.children));
+                m.parents = Vec::new();
             }
         }
         self.cmi = self.cmi.max(index);
@@ -631,7 +634,7 @@ impl Tangle {
                     done.insert(id, false);
                     continue;
                 };
-                if let Some(p) = meta.view.parents.get(next) {
+                if let Some(p) = meta.parents.get(next) {
                     if let Some(top) = stack.last_mut() {
                         top.1 += 1;
                     }
@@ -646,13 +649,12 @@ impl Tangle {
                 }
                 let must = !prune
                     || meta
-                        .view
                         .parents
                         .iter()
                         .any(|p| done.get(p).copied().unwrap_or(true));
                 let mut changed = false;
                 if must {
-                    if let Ok((ocri, ycri)) = self.cone_roots(&meta.view.parents) {
+                    if let Ok((ocri, ycri)) = self.cone_roots(&meta.parents) {
                         if let Some(m) = self.blocks.get_mut(&id) {
                             changed = (m.ocri, m.ycri) != (ocri, ycri);
                             m.ocri = ocri;

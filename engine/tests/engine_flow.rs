@@ -250,6 +250,22 @@ fn data_and_transaction_blocks_interleaved_keep_their_white_flag_order() {
     );
     let spent = engine.output(&output_id(tx_id_of(&t1_bytes), 0)).unwrap();
     assert_eq!(spent.row.spent.unwrap().transaction_id, tx_id_of(&t2_bytes));
+
+    // The tangle keeps no parents for referenced blocks; the engine reads them from the
+    // stored block. Unreferenced blocks answer from the tangle. Both are the wire parents.
+    let later = tagged(&engine, b"later");
+    let later_id = engine.submit_v2(&later).unwrap().block_id;
+    for id in chain.iter().chain([&later_id]) {
+        let stored = Block::decode(engine.block_bytes(id).unwrap()).unwrap();
+        let status = engine.block_status(id).unwrap();
+        assert_eq!(status.parents, stored.parents.to_vec());
+        assert!(!status.parents.is_empty());
+        assert_eq!(
+            status.view.referenced_by.is_none(),
+            *id == later_id,
+            "only the last block is unreferenced"
+        );
+    }
 }
 
 #[test]

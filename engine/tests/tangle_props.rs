@@ -25,10 +25,7 @@ fn block_id(n: u64) -> BlockId {
 /// points where a walk of the unreferenced past cone stops.
 fn oracle(t: &Tangle, id: &BlockId) -> (u32, u32) {
     let mut seen = HashSet::new();
-    let mut stack = t
-        .get(id)
-        .map(|m| m.view.parents.clone())
-        .unwrap_or_default();
+    let mut stack = t.get(id).map(|m| m.parents.clone()).unwrap_or_default();
     let (mut ocri, mut ycri) = (u32::MAX, 0);
     while let Some(p) = stack.pop() {
         if !seen.insert(p) {
@@ -39,7 +36,7 @@ fn oracle(t: &Tangle, id: &BlockId) -> (u32, u32) {
         } else {
             let m = t.get(&p).expect("parent present");
             if m.view.referenced_by.is_none() {
-                stack.extend(m.view.parents.iter().copied());
+                stack.extend(m.parents.iter().copied());
             }
             m.view.referenced_by
         };

@@ -192,7 +192,7 @@ impl Engine {
             .get(&index)
             .and_then(|id| st.tangle.get(id))
             .filter(|m| !m.view.solid)
-            .map(|m| m.view.parents.clone())
+            .map(|m| m.parents.clone())
         else {
             return Vec::new();
         };

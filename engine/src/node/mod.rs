@@ -125,7 +125,9 @@ pub struct V3Submitted {
 /// A block as the API reports it: its parents, solidity, confirmation and tip advice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockStatus {
-    /// Its parents, solidity, confirmation and inclusion.
+    /// Its parents in wire order.
+    pub parents: Vec<BlockId>,
+    /// Its solidity, confirmation and inclusion.
     pub view: BlockView,
     /// Its tip score at the current CMI (solid, unreferenced blocks only).
     pub tip_score: Option<TipScore>,
@@ -286,7 +288,16 @@ impl Engine {
     pub fn block_status(&self, id: &BlockId) -> Option<BlockStatus> {
         let st = self.read();
         let meta = st.tangle.get(id)?;
+        let parents = match meta.view.referenced_by {
+            None => meta.parents.clone(),
+            // The tangle keeps no parents for history: they are read from the stored block.
+            Some(_) => {
+                let bytes = self.block_bytes(id)?;
+                Block::decode(bytes).ok()?.parents.to_vec()
+            }
+        };
         Some(BlockStatus {
+            parents,
             view: meta.view.clone(),
             tip_score: st.tangle.tip_score(id),
         })

@@ -307,7 +307,7 @@ impl BlockMetadata {
     pub fn new(id: &[u8; 32], meta: &BlockStatus) -> Self {
         let mut m = Self {
             block_id: to_hex(id),
-            parents: meta.view.parents.iter().map(|p| to_hex(p)).collect(),
+            parents: meta.parents.iter().map(|p| to_hex(p)).collect(),
             is_solid: meta.view.solid,
             referenced_by_milestone_index: None,
             milestone_index: meta.view.milestone_index,
@@ -370,8 +370,8 @@ mod tests {
         (ocri, ycri, cmi): (u32, u32, u32),
     ) -> BlockStatus {
         BlockStatus {
+            parents: vec![[1; 32], [2; 32]],
             view: BlockView {
-                parents: vec![[1; 32], [2; 32]],
                 solid: true,
                 referenced_by,
                 white_flag_index: referenced_by.map(|_| 3),
