@@ -1,7 +1,8 @@
-//! The in-memory index: records in append order, and a hash table from block id to record.
+//! The in-memory index: records in append order, and hash tables from block id to record.
 //!
-//! The table stores only record numbers (4 bytes a slot); ids are compared against the frames
-//! in the mapped segments, so the index costs about 13 bytes of memory per record.
+//! A table slot holds a record number and 32 bits of the id's hash (8 bytes); ids are compared
+//! against the frames in the mapped segments, so the index costs about 20 bytes of memory per
+//! record.
 
 use std::hash::BuildHasher;
 
@@ -60,59 +61,107 @@ pub(crate) fn id_at(segments: &SegmentTable, e: Entry) -> Option<BlockId> {
     BlockId::from_parts(p.kind, p.id)
 }
 
-#[derive(Debug, Default)]
+/// Number of hash tables the index is split into (a power of two). A table that grows moves
+/// only its own slots, so one growth stalls appends for 1/[`SHARDS`] of the index, not all of
+/// it (one table of 15 M records took seconds).
+const SHARDS: usize = 64;
+
+/// A slot of the table: a record number and 32 bits of its id's hash. Growing a table rehashes
+/// from the stored bits; it never reads an id back from the mapped segments.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    record: u32,
+    hash: u32,
+}
+
+impl Slot {
+    /// The 64-bit table hash of the stored 32 bits: spread over the whole word, because the
+    /// table takes its bucket from the low bits and its tag from the top ones.
+    fn table_hash(hash: u32) -> u64 {
+        u64::from(hash).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The table holding ids of hash `hash`.
+    fn shard(hash: u32) -> usize {
+        (hash >> 26) as usize % SHARDS
+    }
+}
+
+#[derive(Debug)]
 pub(crate) struct Index {
     hasher: std::hash::RandomState,
-    table: HashTable<u32>,
+    tables: Box<[HashTable<Slot>]>,
     pub(crate) entries: Vec<Entry>,
 }
 
-impl Index {
-    /// Builds the table over `entries` (append order).
-    pub(crate) fn build(segments: &SegmentTable, entries: Vec<Entry>) -> Self {
-        let mut index = Self {
+impl Default for Index {
+    fn default() -> Self {
+        Self {
             hasher: Default::default(),
-            table: HashTable::new(),
+            tables: (0..SHARDS).map(|_| HashTable::new()).collect(),
             entries: Vec::new(),
-        };
-        index.table.reserve(entries.len(), |_| 0);
+        }
+    }
+}
+
+impl Index {
+    /// Builds the tables over `entries` (append order).
+    pub(crate) fn build(segments: &SegmentTable, entries: Vec<Entry>) -> Self {
+        let mut index = Self::default();
+        let per_table = entries.len() / SHARDS + entries.len() / (SHARDS * 8) + 1;
+        for table in index.tables.iter_mut() {
+            table.reserve(per_table, |s| Slot::table_hash(s.hash));
+        }
         index.entries = entries;
         for (n, e) in index.entries.iter().enumerate() {
-            let (Ok(n), Some(id)) = (u32::try_from(n), id_at(segments, *e)) else {
+            let (Ok(record), Some(id)) = (u32::try_from(n), id_at(segments, *e)) else {
                 continue;
             };
-            let hash = index.hasher.hash_one(id);
-            // Room was reserved above, so the rehash closure is never called.
-            index.table.insert_unique(hash, n, |_| 0);
+            let hash = index.hash(&id);
+            if let Some(table) = index.tables.get_mut(Slot::shard(hash)) {
+                table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, |s| {
+                    Slot::table_hash(s.hash)
+                });
+            }
         }
         index
     }
 
+    /// The 32 bits of `id`'s keyed hash that the tables use.
+    fn hash(&self, id: &BlockId) -> u32 {
+        let full = self.hasher.hash_one(id);
+        (full >> 32) as u32 ^ full as u32
+    }
+
     /// Record number of `id`.
     pub(crate) fn find(&self, segments: &SegmentTable, id: &BlockId) -> Option<Entry> {
-        let hash = self.hasher.hash_one(id);
-        let n = self.table.find(hash, |&n| {
-            self.entries
-                .get(n as usize)
-                .and_then(|e| id_at(segments, *e))
-                .is_some_and(|found| found == *id)
-        })?;
-        self.entries.get(*n as usize).copied()
+        let hash = self.hash(id);
+        let slot = self
+            .tables
+            .get(Slot::shard(hash))?
+            .find(Slot::table_hash(hash), |s| {
+                s.hash == hash
+                    && self
+                        .entries
+                        .get(s.record as usize)
+                        .and_then(|e| id_at(segments, *e))
+                        .is_some_and(|found| found == *id)
+            })?;
+        self.entries.get(slot.record as usize).copied()
     }
 
     /// Appends a record whose id is not in the index yet.
-    pub(crate) fn push(&mut self, segments: &SegmentTable, id: &BlockId, e: Entry) -> bool {
-        let Ok(n) = u32::try_from(self.entries.len()) else {
+    pub(crate) fn push(&mut self, id: &BlockId, e: Entry) -> bool {
+        let Ok(record) = u32::try_from(self.entries.len()) else {
+            return false;
+        };
+        let hash = self.hash(id);
+        let Some(table) = self.tables.get_mut(Slot::shard(hash)) else {
             return false;
         };
         self.entries.push(e);
-        let hasher = &self.hasher;
-        let entries = &self.entries;
-        self.table.insert_unique(hasher.hash_one(id), n, |&m| {
-            entries
-                .get(m as usize)
-                .and_then(|e| id_at(segments, *e))
-                .map_or(0, |id| hasher.hash_one(id))
+        table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, |s| {
+            Slot::table_hash(s.hash)
         });
         true
     }

@@ -172,7 +172,7 @@ impl Log {
         };
         {
             let mut index = inner.index.write().unwrap_or_else(PoisonError::into_inner);
-            if !index.push(&inner.segments, id, entry) {
+            if !index.push(id, entry) {
                 return Err(LogError::Full("more than u32::MAX records"));
             }
         }

@@ -61,6 +61,38 @@ fn appended_blocks_read_back_by_id_location_and_iteration() {
 }
 
 #[test]
+fn every_id_is_found_across_many_index_growths_and_after_a_reopen() {
+    // 20 000 records: each of the index's tables grows many times, from pushes and from the
+    // build at open. (`block` repeats itself after 19 200.)
+    let unique = |i: u64| [&i.to_le_bytes()[..], b"index growth"].concat();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 20_000u64;
+    let locations: Vec<Location> = {
+        let log = Log::open(dir.path(), FAST).unwrap();
+        (0..n)
+            .map(|i| log.append_v2(&unique(i)).unwrap().location)
+            .collect()
+    };
+    let log = Log::open(dir.path(), FAST).unwrap();
+    for (i, loc) in locations.iter().enumerate() {
+        let r = log.get(&v2(&unique(i as u64))).unwrap();
+        assert_eq!(r.location(), *loc, "block {i}");
+    }
+    for i in n..n + 1000 {
+        assert!(log.get(&v2(&unique(i))).is_none(), "{i} never stored");
+    }
+    // Pushes after the build land in the same tables.
+    let again = log.append_v2(&unique(7)).unwrap();
+    assert_eq!((again.inserted, again.location), (false, locations[7]));
+    for i in n..n + 1000 {
+        log.append_v2(&unique(i)).unwrap();
+    }
+    for i in 0..n + 1000 {
+        assert!(log.get(&v2(&unique(i))).is_some(), "{i} after the appends");
+    }
+}
+
+#[test]
 fn appending_a_known_id_returns_the_existing_location() {
     let dir = tempfile::tempdir().unwrap();
     let log = Log::open(dir.path(), FAST).unwrap();
