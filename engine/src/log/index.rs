@@ -81,9 +81,14 @@ impl Slot {
         u64::from(hash).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
+    /// The table hash of a stored slot, for a table that grows.
+    fn rehash(&self) -> u64 {
+        Self::table_hash(self.hash)
+    }
+
     /// The table holding ids of hash `hash`.
     fn shard(hash: u32) -> usize {
-        (hash >> 26) as usize % SHARDS
+        (hash >> (u32::BITS - SHARDS.trailing_zeros())) as usize
     }
 }
 
@@ -110,7 +115,7 @@ impl Index {
         let mut index = Self::default();
         let per_table = entries.len() / SHARDS + entries.len() / (SHARDS * 8) + 1;
         for table in index.tables.iter_mut() {
-            table.reserve(per_table, |s| Slot::table_hash(s.hash));
+            table.reserve(per_table, Slot::rehash);
         }
         index.entries = entries;
         for (n, e) in index.entries.iter().enumerate() {
@@ -119,9 +124,7 @@ impl Index {
             };
             let hash = index.hash(&id);
             if let Some(table) = index.tables.get_mut(Slot::shard(hash)) {
-                table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, |s| {
-                    Slot::table_hash(s.hash)
-                });
+                table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, Slot::rehash);
             }
         }
         index
@@ -160,9 +163,7 @@ impl Index {
             return false;
         };
         self.entries.push(e);
-        table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, |s| {
-            Slot::table_hash(s.hash)
-        });
+        table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, Slot::rehash);
         true
     }
 

@@ -286,20 +286,25 @@ impl Engine {
 
     /// What the API tells about block `id` (see [`BlockStatus`]), read under one lock.
     pub fn block_status(&self, id: &BlockId) -> Option<BlockStatus> {
-        let st = self.read();
-        let meta = st.tangle.get(id)?;
-        let parents = match meta.view.referenced_by {
-            None => meta.parents.clone(),
-            // The tangle keeps no parents for history: they are read from the stored block.
-            Some(_) => {
-                let bytes = self.block_bytes(id)?;
-                Block::decode(bytes).ok()?.parents.to_vec()
-            }
+        let (view, parents, tip_score) = {
+            let st = self.read();
+            let meta = st.tangle.get(id)?;
+            (
+                meta.view.clone(),
+                meta.parents.clone(),
+                st.tangle.tip_score(id),
+            )
+        };
+        let parents = match view.referenced_by {
+            None => parents,
+            // The tangle keeps no parents for history: they are read from the stored block,
+            // after the state lock is released.
+            Some(_) => Block::decode(self.block_bytes(id)?).ok()?.parents.to_vec(),
         };
         Some(BlockStatus {
             parents,
-            view: meta.view.clone(),
-            tip_score: st.tangle.tip_score(id),
+            view,
+            tip_score,
         })
     }
 
