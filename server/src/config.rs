@@ -8,17 +8,21 @@ use std::{
     time::Duration,
 };
 
-use crate::{
+use ledger_api::{
     access::{DEFAULT_PROTECTED_ROUTES, DEFAULT_PUBLIC_ROUTES},
-    app::DEFAULT_BODY_LIMIT,
-    cli::RunArgs,
+    admission::DEFAULT_MAX_PENDING_SUBMITS,
+    config::{
+        ApiConfig, DEFAULT_API_BIND, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
+        DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BODY,
+    },
+    media::DEFAULT_BODY_LIMIT,
 };
+use ledger_p2p::P2pConfig;
+
+use crate::cli::RunArgs;
 
 /// Default data directory.
 pub const DEFAULT_DATA_DIR: &str = "./data";
-/// Default REST API address.
-pub const DEFAULT_API_BIND: SocketAddr =
-    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 14265);
 /// Default address of the Prometheus endpoint (Hornet's default port).
 pub const DEFAULT_METRICS_BIND: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 9311);
@@ -28,15 +32,6 @@ pub const DEFAULT_P2P_BIND: &str = "/ip4/0.0.0.0/tcp/15600";
 pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
 /// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
 pub const MIN_COORDINATOR_INTERVAL: f64 = 0.05;
-
-/// Default time for a request header.
-pub const DEFAULT_HEADER_TIMEOUT: f64 = 10.0;
-/// Default `--http-idle-timeout` in seconds.
-pub const DEFAULT_IDLE_TIMEOUT: f64 = 60.0;
-/// Default time for a whole request body.
-pub const DEFAULT_BODY_TIMEOUT: f64 = 30.0;
-/// Default cap on request-body bytes buffered at once over all connections.
-pub const DEFAULT_MAX_BUFFERED_BODY: usize = 64 << 20;
 
 /// Errors resolving the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -75,8 +70,8 @@ pub struct NodeConfig {
     pub data_dir: PathBuf,
     /// Genesis file; `None` = the built-in dev genesis.
     pub genesis: Option<PathBuf>,
-    /// REST API address.
-    pub api_bind: SocketAddr,
+    /// The REST API.
+    pub api: ApiConfig,
     /// Prometheus endpoint address; `None` = no metrics listener (`--no-metrics`).
     pub metrics_bind: Option<SocketAddr>,
     /// Whether the built-in coordinator runs.
@@ -89,38 +84,18 @@ pub struct NodeConfig {
     pub coordinator_public_keys: Vec<[u8; 32]>,
     /// Valid coordinator signatures a milestone needs (at least 1).
     pub milestone_threshold: usize,
-    /// Whether the node does PoW for submitted blocks.
-    pub pow: bool,
     /// PoW threads (at least 1).
     pub pow_workers: usize,
     /// v3 protocol parameters file; `None` = v3 off.
     pub v3_protocol_parameters: Option<PathBuf>,
-    /// Largest request body in bytes.
-    pub api_body_limit: usize,
-    /// Public route patterns.
-    pub public_routes: Vec<String>,
-    /// Protected route patterns.
-    pub protected_routes: Vec<String>,
     /// Log line format.
     pub log_format: crate::cli::LogFormat,
-    /// Time for a request header (and the longest idle time between requests).
-    pub http_header_timeout: Duration,
-    /// Longest idle time of a keep-alive connection between requests.
-    pub http_idle_timeout: Duration,
-    /// Time for a whole request body.
-    pub http_body_timeout: Duration,
-    /// Most connections at once.
-    pub http_max_connections: usize,
-    /// Most request-body bytes buffered at once.
-    pub http_max_buffered_body: usize,
     /// Keep the indexer's output indexes.
     pub indexer: bool,
     /// The block log's durability: group commit with this fsync spacing.
     pub log_durability: ledger_engine::Durability,
-    /// Most block submissions in flight at once.
-    pub api_max_pending_submits: usize,
     /// Peering (`None` with `--no-p2p`).
-    pub p2p: Option<crate::p2p::P2pConfig>,
+    pub p2p: Option<P2pConfig>,
 }
 
 impl NodeConfig {
@@ -211,55 +186,29 @@ impl NodeConfig {
                 Some(n) => n,
                 None => 1,
             };
-        Ok(Self {
-            p2p,
-            data_dir: args
-                .data_dir
-                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
-            genesis: args.genesis,
-            api_bind: args.api_bind.unwrap_or(DEFAULT_API_BIND),
-            metrics_bind: (!args.no_metrics.unwrap_or(false))
-                .then(|| args.metrics_bind.unwrap_or(DEFAULT_METRICS_BIND)),
-            coordinator,
-            coordinator_interval: (interval > 0.0).then(|| Duration::from_secs_f64(interval)),
-            coordinator_key: args.coordinator_key,
-            coordinator_public_keys,
-            milestone_threshold,
-            pow: !args.no_pow.unwrap_or(false),
-            indexer: !args.no_indexer.unwrap_or(false),
-            log_durability: args
-                .log_sync_interval_ms
-                .map_or_else(ledger_engine::Durability::default, |interval_ms| {
-                    ledger_engine::Durability::Group { interval_ms }
-                }),
-            api_max_pending_submits: args
-                .api_max_pending_submits
-                .and_then(|n| usize::try_from(n).ok())
-                .unwrap_or(crate::intake::DEFAULT_MAX_PENDING_SUBMITS),
-            pow_workers,
-            v3_protocol_parameters: args.v3_protocol_parameters,
-            api_body_limit,
+        let api = ApiConfig {
+            bind: args.api_bind.unwrap_or(DEFAULT_API_BIND),
+            body_limit: api_body_limit,
             public_routes: routes(args.public_routes, DEFAULT_PUBLIC_ROUTES),
             protected_routes: routes(args.protected_routes, DEFAULT_PROTECTED_ROUTES),
-            log_format: args.log_format.unwrap_or_default(),
-            http_header_timeout: seconds(
+            header_timeout: seconds(
                 "http-header-timeout",
                 args.http_header_timeout,
                 DEFAULT_HEADER_TIMEOUT,
             )?,
-            http_idle_timeout: seconds(
+            idle_timeout: seconds(
                 "http-idle-timeout",
                 args.http_idle_timeout,
                 DEFAULT_IDLE_TIMEOUT,
             )?,
-            http_body_timeout: seconds(
+            body_timeout: seconds(
                 "http-body-timeout",
                 args.http_body_timeout,
                 DEFAULT_BODY_TIMEOUT,
             )?,
-            http_max_connections: at_least_one("http-max-connections", args.http_max_connections)?
-                .unwrap_or_else(crate::serve::default_max_connections),
-            http_max_buffered_body: match args.http_max_buffered_body {
+            max_connections: at_least_one("http-max-connections", args.http_max_connections)?
+                .unwrap_or_else(ledger_api::serve::default_max_connections),
+            max_buffered_body: match args.http_max_buffered_body {
                 Some(n) if n < api_body_limit => {
                     return Err(ConfigError::Invalid {
                         name: "http-max-buffered-body",
@@ -269,6 +218,35 @@ impl NodeConfig {
                 Some(n) => n,
                 None => DEFAULT_MAX_BUFFERED_BODY.max(api_body_limit),
             },
+            max_pending_submits: args
+                .api_max_pending_submits
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(DEFAULT_MAX_PENDING_SUBMITS),
+            pow: !args.no_pow.unwrap_or(false),
+        };
+        Ok(Self {
+            p2p,
+            api,
+            data_dir: args
+                .data_dir
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+            genesis: args.genesis,
+            metrics_bind: (!args.no_metrics.unwrap_or(false))
+                .then(|| args.metrics_bind.unwrap_or(DEFAULT_METRICS_BIND)),
+            coordinator,
+            coordinator_interval: (interval > 0.0).then(|| Duration::from_secs_f64(interval)),
+            coordinator_key: args.coordinator_key,
+            coordinator_public_keys,
+            milestone_threshold,
+            indexer: !args.no_indexer.unwrap_or(false),
+            log_durability: args
+                .log_sync_interval_ms
+                .map_or_else(ledger_engine::Durability::default, |interval_ms| {
+                    ledger_engine::Durability::Group { interval_ms }
+                }),
+            pow_workers,
+            v3_protocol_parameters: args.v3_protocol_parameters,
+            log_format: args.log_format.unwrap_or_default(),
         })
     }
 }
@@ -277,7 +255,7 @@ impl NodeConfig {
 fn p2p_config(
     args: &RunArgs,
     data_dir: &std::path::Path,
-) -> Result<Option<crate::p2p::P2pConfig>, ConfigError> {
+) -> Result<Option<P2pConfig>, ConfigError> {
     if args.no_p2p.unwrap_or(false) {
         return Ok(None);
     }
@@ -303,7 +281,7 @@ fn p2p_config(
         .iter()
         .enumerate()
         .map(|(i, text)| {
-            crate::p2p::peer_address(text)
+            ledger_p2p::peer_address(text)
                 .map(|(addr, _)| (addr, aliases.get(i).cloned().filter(|a| !a.is_empty())))
                 .map_err(|_| ConfigError::Invalid {
                     name: "peer",
@@ -312,8 +290,8 @@ fn p2p_config(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let unknown_peers_limit = args.p2p_unknown_peers_limit.unwrap_or(4);
-    Ok(Some(crate::p2p::P2pConfig {
-        store: data_dir.join(crate::p2p::STORE_DIR),
+    Ok(Some(P2pConfig {
+        store: data_dir.join(ledger_p2p::STORE_DIR),
         binds,
         peers,
         unknown_peers_limit,
@@ -375,17 +353,17 @@ mod tests {
     fn no_arguments_give_the_dev_defaults() {
         let config = NodeConfig::from_args(RunArgs::default()).expect("defaults");
         assert_eq!(config.data_dir, PathBuf::from("./data"));
-        assert_eq!(config.api_bind, "127.0.0.1:14265".parse().expect("addr"));
+        assert_eq!(config.api.bind, "127.0.0.1:14265".parse().expect("addr"));
         assert_eq!(
             config.metrics_bind,
             Some("127.0.0.1:9311".parse().expect("addr"))
         );
-        assert!(config.coordinator && config.pow);
+        assert!(config.coordinator && config.api.pow);
         assert_eq!(config.coordinator_interval, Some(Duration::from_secs(1)));
         assert!(config.pow_workers >= 1);
-        assert_eq!(config.api_body_limit, 1 << 20);
-        assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
-        assert!(config.public_routes.iter().any(|r| r == "/health"));
+        assert_eq!(config.api.body_limit, 1 << 20);
+        assert_eq!(config.api.protected_routes, vec!["/api/*".to_owned()]);
+        assert!(config.api.public_routes.iter().any(|r| r == "/health"));
         assert_eq!(
             config.log_durability,
             ledger_engine::Durability::Group { interval_ms: 1 }
@@ -518,13 +496,13 @@ mod tests {
         let config = NodeConfig::from_args(top).expect("valid");
         assert_eq!(config.data_dir, PathBuf::from("/tmp/x"));
         assert_eq!(config.genesis, Some(PathBuf::from("g.json")));
-        assert_eq!(config.api_bind, "0.0.0.0:1".parse().expect("addr"));
+        assert_eq!(config.api.bind, "0.0.0.0:1".parse().expect("addr"));
         assert_eq!(
             config.metrics_bind,
             Some("0.0.0.0:2".parse().expect("addr"))
         );
         assert_eq!(config.coordinator_interval, None);
-        assert!(!config.coordinator && !config.pow);
+        assert!(!config.coordinator && !config.api.pow);
         assert_eq!(config.pow_workers, 3);
         assert_eq!(config.coordinator_key, Some(PathBuf::from("coo.key")));
         let mut first = [0u8; 32];
@@ -534,10 +512,10 @@ mod tests {
         assert_eq!(config.milestone_threshold, 2);
         assert_eq!(config.v3_protocol_parameters, Some(PathBuf::from("p.json")));
         assert_eq!(
-            config.public_routes,
+            config.api.public_routes,
             vec!["/a".to_owned(), "/b*".to_owned()]
         );
-        assert!(config.protected_routes.is_empty());
+        assert!(config.api.protected_routes.is_empty());
     }
 
     #[test]
@@ -560,10 +538,10 @@ mod tests {
         let file_arg = format!("--config={}", file.display());
         let config = NodeConfig::resolve(parse(&[&file_arg, "--data-dir=/from/cli"])).expect("ok");
         assert_eq!(config.data_dir, PathBuf::from("/from/cli"));
-        assert_eq!(config.api_bind, "127.0.0.1:9".parse().expect("addr"));
-        assert!(!config.pow);
-        assert_eq!(config.public_routes, vec!["/health".to_owned()]);
-        assert_eq!(config.protected_routes, vec!["/api/*".to_owned()]);
+        assert_eq!(config.api.bind, "127.0.0.1:9".parse().expect("addr"));
+        assert!(!config.api.pow);
+        assert_eq!(config.api.public_routes, vec!["/health".to_owned()]);
+        assert_eq!(config.api.protected_routes, vec!["/api/*".to_owned()]);
     }
 
     #[test]

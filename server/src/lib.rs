@@ -1,28 +1,13 @@
-//! The REST layer of ledger-node: a thin axum app over the engine.
-//!
-//! Seams: [`app::app`] builds the router from an [`app::AppState`], which holds the node as
-//! `Arc<dyn` [`node::NodeApi`]`>`; handlers answer errors with [`error::ApiError`] and
-//! negotiate encodings with [`media`].
+//! `ledger-node`, the composition root: the command line and configuration ([`cli`],
+//! [`config`]), starting and stopping the node over the engine, peering (`ledger-p2p`) and the
+//! REST API (`ledger-api`) ([`run`]), the offline tools ([`tools`]) and the `/metrics`
+//! listener serving what each crate registers ([`telemetry`]).
 
 #![deny(missing_docs, unreachable_pub)]
+#![forbid(unsafe_code)]
 
-pub mod access;
-pub mod app;
 pub mod cli;
 pub mod config;
-pub mod conn_clock;
-pub mod error;
-pub mod intake;
-pub mod jwt;
-mod locks;
-pub mod media;
-pub mod metrics;
-pub mod node;
-pub mod p2p;
-pub mod pow_pool;
-pub mod prometheus;
-pub mod rejects;
-pub mod routes;
 pub mod run;
-pub mod serve;
+pub mod telemetry;
 pub mod tools;

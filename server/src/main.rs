@@ -8,11 +8,11 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
+use ledger_api::jwt::JwtAuth;
 use ledger_codec::stardust::ProtocolParameters;
 use ledger_server::{
     cli::{Cli, CodecArgs, Command, Tool},
     config::NodeConfig,
-    jwt::JwtAuth,
     run,
     tools::{self, ToolError},
 };

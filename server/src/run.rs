@@ -1,31 +1,38 @@
 //! `ledger-node run`: bind, serve until SIGINT/SIGTERM, flush, return.
 
-use ledger_codec::nova;
-use ledger_engine::{Engine, EngineConfig, Genesis, TimingObserver};
 use std::{
     future::Future,
     io,
     io::{IsTerminal, Write},
     net::SocketAddr,
+    path::PathBuf,
     sync::Arc,
     time::Duration,
 };
+
+use ledger_api::{
+    access::AccessControl,
+    jwt::{JwtAuth, JwtError},
+    node::{EngineNode, NodeApi, NodeError},
+    rates::BlockRates,
+    router::app,
+    serve::ConnectionLimits,
+    state::AppState,
+};
+use ledger_codec::nova;
+use ledger_engine::{Engine, EngineConfig, EngineError, Genesis, TimingObserver};
+use ledger_p2p::{P2p, P2pError};
 
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
 use crate::{
-    access::AccessControl,
-    app::{app, AppState},
     cli::LogFormat,
     config::NodeConfig,
-    jwt::{JwtAuth, JwtError},
-    metrics::BlockRates,
-    node::{EngineNode, NodeApi, NodeError},
-    prometheus::{
+    telemetry::{
         endpoint::{self, METRICS_PATH},
         timings::EngineTimings,
-        NodeMetrics,
+        MetricSources, NodeMetrics,
     },
 };
 
@@ -58,15 +65,44 @@ pub enum RunError {
     /// Serving failed.
     #[error("server: {0}")]
     Serve(#[from] io::Error),
+    /// A file the node starts from could not be read.
+    #[error("ledger: reading {}{}: {source}", what, path.display())]
+    Read {
+        /// What the file is (`"genesis "`, or empty).
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The genesis file is not a valid genesis.
+    #[error("ledger: {}: {source}", path.display())]
+    Genesis {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: EngineError,
+    },
+    /// The v3 protocol parameters are not valid.
+    #[error("ledger: {origin}: {source}")]
+    V3Parameters {
+        /// The file, or the built-in parameters.
+        origin: String,
+        /// What is wrong with them.
+        source: ledger_codec::Error,
+    },
     /// The ledger engine could not be opened.
     #[error("ledger: {0}")]
-    Engine(String),
+    Engine(#[from] EngineError),
+    /// The task opening the engine failed.
+    #[error("ledger: {0}")]
+    OpenTask(#[from] tokio::task::JoinError),
     /// Peering could not start.
-    #[error("{0}")]
-    P2p(crate::p2p::P2pError),
+    #[error(transparent)]
+    P2p(#[from] P2pError),
     /// The node failed to flush at shutdown.
     #[error("flushing the node at shutdown: {0}")]
-    Flush(NodeError),
+    Flush(#[source] NodeError),
 }
 
 /// Logs through `tracing` to stderr, filtered by `RUST_LOG` (default `info`), as text or
@@ -89,15 +125,20 @@ pub const DEV_V3_PROTOCOL_PARAMETERS: &str = include_str!("dev-v3-protocol-param
 /// Opens the ledger engine as `config` says (genesis, coordinator, PoW workers).
 ///
 /// # Errors
-/// [`RunError::Engine`] when the genesis or the store cannot be opened.
+/// [`RunError::Read`], [`RunError::Genesis`] or [`RunError::Engine`] when the genesis or the store
+/// cannot be opened.
 pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     let genesis = match &config.genesis {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                RunError::Engine(format!("reading genesis {}: {e}", path.display()))
+            let text = std::fs::read_to_string(path).map_err(|source| RunError::Read {
+                what: "genesis ",
+                path: path.clone(),
+                source,
             })?;
-            Genesis::from_json(&text)
-                .map_err(|e| RunError::Engine(format!("{}: {e}", path.display())))?
+            Genesis::from_json(&text).map_err(|source| RunError::Genesis {
+                path: path.clone(),
+                source,
+            })?
         }
         None => Genesis::dev(),
     };
@@ -114,18 +155,21 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.pow_workers = config.pow_workers;
     engine_config.indexer = config.indexer;
     engine_config.durability = config.log_durability;
-    Engine::open(engine_config).map_err(|e| RunError::Engine(e.to_string()))
+    Ok(Engine::open(engine_config)?)
 }
 
 /// Reads the v3 protocol parameters from the configured file, or the dev default.
 ///
 /// # Errors
-/// [`RunError::Engine`] for an unreadable or invalid file.
+/// [`RunError::Read`] or [`RunError::V3Parameters`] for an unreadable or invalid file.
 pub fn load_v3_params(config: &NodeConfig) -> Result<nova::ProtocolParameters, RunError> {
     let (text, origin) = match &config.v3_protocol_parameters {
         Some(path) => (
-            std::fs::read_to_string(path)
-                .map_err(|e| RunError::Engine(format!("reading {}: {e}", path.display())))?,
+            std::fs::read_to_string(path).map_err(|source| RunError::Read {
+                what: "",
+                path: path.clone(),
+                source,
+            })?,
             path.display().to_string(),
         ),
         None => (
@@ -134,7 +178,7 @@ pub fn load_v3_params(config: &NodeConfig) -> Result<nova::ProtocolParameters, R
         ),
     };
     nova::ProtocolParameters::from_json(&text)
-        .map_err(|e| RunError::Engine(format!("{origin}: {e}")))
+        .map_err(|source| RunError::V3Parameters { origin, source })
 }
 
 /// Runs the node (engine, coordinator, REST API) until SIGINT or SIGTERM.
@@ -150,13 +194,11 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
         None => None,
     };
     if let Some(p2p) = &config.p2p {
-        crate::p2p::check_binds(&p2p.binds).map_err(RunError::P2p)?;
+        ledger_p2p::check_binds(&p2p.binds)?;
     }
     let v3 = load_v3_params(&config)?;
     let cfg = config.clone();
-    let engine = tokio::task::spawn_blocking(move || open_engine(&cfg))
-        .await
-        .map_err(|e| RunError::Engine(e.to_string()))??;
+    let engine = tokio::task::spawn_blocking(move || open_engine(&cfg)).await??;
     tracing::info!(
         ledger_index = engine.ledger_index(),
         blocks = engine.block_count(),
@@ -181,11 +223,7 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
         engine.start_coordinator(interval);
     }
     let p2p = match &config.p2p {
-        Some(p2p_config) => Some(
-            crate::p2p::P2p::start(p2p_config.clone(), Arc::clone(&engine))
-                .await
-                .map_err(RunError::P2p)?,
-        ),
+        Some(p2p_config) => Some(P2p::start(p2p_config.clone(), Arc::clone(&engine)).await?),
         None => {
             tracing::info!("peering off (--no-p2p)");
             None
@@ -208,17 +246,17 @@ pub async fn run(config: NodeConfig) -> Result<(), RunError> {
     .await
 }
 
-/// Binds the API listener on `config.api_bind`.
+/// Binds the API listener on `config.api.bind`.
 async fn bind(config: &NodeConfig) -> Result<TcpListener, RunError> {
-    TcpListener::bind(config.api_bind)
+    TcpListener::bind(config.api.bind)
         .await
         .map_err(|source| RunError::Bind {
-            addr: config.api_bind,
+            addr: config.api.bind,
             source,
         })
 }
 
-/// Serves the API for `node` on `config.api_bind` until `shutdown` completes, then lets open
+/// Serves the API for `node` on `config.api.bind` until `shutdown` completes, then lets open
 /// requests finish (at most [`SHUTDOWN_GRACE`]) and calls [`NodeApi::shutdown`]. Prints
 /// `listening on http://ADDR` with the bound address on stdout once accepting.
 pub async fn run_with(
@@ -249,15 +287,11 @@ async fn run_with_state(
 ) -> Result<(), RunError> {
     let jwt = JwtAuth::load_or_create(&config.data_dir)?;
     let access = AccessControl::new(
-        config.public_routes.iter().cloned(),
-        config.protected_routes.iter().cloned(),
+        config.api.public_routes.iter().cloned(),
+        config.api.protected_routes.iter().cloned(),
         jwt,
     );
-    let mut state = AppState::new(Arc::clone(&node), access)
-        .with_body_limit(config.api_body_limit)
-        .with_body_budget(config.http_body_timeout, config.http_max_buffered_body)
-        .with_max_pending_submits(config.api_max_pending_submits)
-        .with_pow(config.pow);
+    let mut state = AppState::with_config(Arc::clone(&node), access, &config.api);
     if let Some(engine) = node.engine() {
         state = state.with_rates(BlockRates::spawn(engine));
     }
@@ -265,11 +299,7 @@ async fn run_with_state(
         state = state.with_v3_params(v3);
     }
     state.rejects.spawn_logger();
-    let limits = crate::serve::ConnectionLimits {
-        header_timeout: config.http_header_timeout,
-        idle_timeout: config.http_idle_timeout,
-        max_connections: config.http_max_connections,
-    };
+    let limits = config.api.connection_limits();
     // The metrics line comes before the API's: readers of stdout stop at the API line.
     let metrics = match (listeners.metrics, node.engine()) {
         (Some(listener), Some(engine)) => Some(spawn_metrics(listener, &state, engine, limits)?),
@@ -279,7 +309,7 @@ async fn run_with_state(
     announce(addr)?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "REST API up");
 
-    crate::serve::serve(listeners.api, app(state), limits, shutdown, SHUTDOWN_GRACE).await?;
+    ledger_api::serve(listeners.api, app(state), limits, shutdown, SHUTDOWN_GRACE).await?;
     if let Some(metrics) = metrics {
         metrics.stop().await;
     }
@@ -319,26 +349,34 @@ fn spawn_metrics(
     listener: TcpListener,
     state: &AppState,
     engine: &Arc<Engine>,
-    api_limits: crate::serve::ConnectionLimits,
+    api_limits: ConnectionLimits,
 ) -> Result<MetricsServer, RunError> {
     let timings = Arc::new(EngineTimings::default());
     if !engine.observe_timings(Arc::clone(&timings) as Arc<dyn TimingObserver>) {
         tracing::warn!("engine timings are observed already: the duration histograms stay empty");
     }
-    let metrics = Arc::new(NodeMetrics::new(state, &timings));
+    let sources = MetricSources {
+        engine: Arc::clone(engine),
+        node: Arc::clone(&state.node),
+        rates: Arc::clone(&state.rates),
+        submit: Arc::clone(&state.submit),
+        api: Arc::clone(&state.api_metrics),
+        p2p: state.node.p2p().cloned(),
+    };
+    let metrics = Arc::new(NodeMetrics::new(sources, &timings));
     let addr = listener.local_addr()?;
     let mut out = io::stdout().lock();
     writeln!(out, "metrics on http://{addr}{METRICS_PATH}")?;
     out.flush()?;
     drop(out);
     tracing::info!(%addr, "metrics endpoint up");
-    let limits = crate::serve::ConnectionLimits {
+    let limits = ConnectionLimits {
         header_timeout: api_limits.header_timeout,
         idle_timeout: api_limits.idle_timeout,
         max_connections: METRICS_MAX_CONNECTIONS,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(crate::serve::serve(
+    let task = tokio::spawn(ledger_api::serve(
         listener,
         tower::util::BoxCloneSyncService::new(endpoint::router(metrics)),
         limits,

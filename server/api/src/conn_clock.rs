@@ -1,0 +1,226 @@
+//! Per-connection timing for the accept loop: a request header must arrive within the header
+//! timeout of its first byte (or of the accept, for a connection's first request), and a
+//! keep-alive connection may sit idle between requests for the idle timeout, as Go's
+//! `ReadHeaderTimeout` and `IdleTimeout` (which Hornet's operators know) do.
+//!
+//! hyper's own header timer also runs while a connection is idle, so it cannot give the two
+//! different limits; here the socket wrapper ([`TimedStream`]) notes when bytes arrive, the
+//! service wrapper ([`TimedService`]) notes when a request starts and when its response is
+//! ready, and the connection's task closes it at [`ConnClock::deadline`].
+
+use std::{
+    future::Future,
+    io,
+    pin::Pin,
+    sync::{
+        atomic::{AtomicU64, AtomicU8, Ordering},
+        Arc,
+    },
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// Waiting for (the rest of) a request header.
+const HEAD: u8 = 0;
+/// A request is being served (its body has its own timeout, see `media.rs`).
+const REQUEST: u8 = 1;
+/// Between requests.
+const IDLE: u8 = 2;
+
+/// Where one connection is in its life, and since when.
+#[derive(Debug)]
+pub(crate) struct ConnClock {
+    base: Instant,
+    phase: AtomicU8,
+    since_ms: AtomicU64,
+}
+
+impl ConnClock {
+    /// A clock for a connection accepted now: waiting for its first header.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            base: Instant::now(),
+            phase: AtomicU8::new(HEAD),
+            since_ms: AtomicU64::new(0),
+        })
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Bytes arrived: an idle connection starts a header.
+    fn bytes_arrived(&self) {
+        if self.phase.load(Ordering::Acquire) == IDLE {
+            self.since_ms.store(self.now_ms(), Ordering::Release);
+            self.phase.store(HEAD, Ordering::Release);
+        }
+    }
+
+    /// A whole header arrived.
+    fn request_started(&self) {
+        self.phase.store(REQUEST, Ordering::Release);
+    }
+
+    /// The response is on its way: the connection is idle from now on.
+    fn response_ready(&self) {
+        self.since_ms.store(self.now_ms(), Ordering::Release);
+        self.phase.store(IDLE, Ordering::Release);
+    }
+
+    /// When the connection is to be closed if nothing happens before; `None` while a request
+    /// is being served.
+    pub(crate) fn deadline(
+        &self,
+        header_timeout: Duration,
+        idle_timeout: Duration,
+    ) -> Option<Instant> {
+        let limit = match self.phase.load(Ordering::Acquire) {
+            HEAD => header_timeout,
+            IDLE => idle_timeout,
+            _ => return None,
+        };
+        let since = Duration::from_millis(self.since_ms.load(Ordering::Acquire));
+        Some(self.base + since + limit)
+    }
+}
+
+/// A socket that tells its [`ConnClock`] when bytes arrive.
+#[derive(Debug)]
+pub(crate) struct TimedStream<S> {
+    inner: S,
+    clock: Arc<ConnClock>,
+}
+
+impl<S> TimedStream<S> {
+    /// Wraps `inner`.
+    pub(crate) fn new(inner: S, clock: Arc<ConnClock>) -> Self {
+        Self { inner, clock }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for TimedStream<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.clock.bytes_arrived();
+        }
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for TimedStream<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// A hyper service that tells its [`ConnClock`] when each request starts and its response is
+/// ready.
+#[derive(Debug, Clone)]
+pub(crate) struct TimedService<S> {
+    inner: S,
+    clock: Arc<ConnClock>,
+}
+
+impl<S> TimedService<S> {
+    /// Wraps `inner`.
+    pub(crate) fn new(inner: S, clock: Arc<ConnClock>) -> Self {
+        Self { inner, clock }
+    }
+}
+
+impl<S, R> hyper::service::Service<R> for TimedService<S>
+where
+    S: hyper::service::Service<R>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn call(&self, request: R) -> Self::Future {
+        self.clock.request_started();
+        let clock = Arc::clone(&self.clock);
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let response = answer.await;
+            clock.response_ready();
+            response
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: Duration = Duration::from_secs(10);
+    const IDLE_LIMIT: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn phases_choose_the_limit() {
+        let c = ConnClock::new();
+        let first = c.deadline(HEADER, IDLE_LIMIT).unwrap();
+        assert_eq!(
+            first,
+            c.base + HEADER,
+            "a new connection waits for its header"
+        );
+        c.request_started();
+        assert_eq!(
+            c.deadline(HEADER, IDLE_LIMIT),
+            None,
+            "no limit while serving"
+        );
+        c.bytes_arrived();
+        assert_eq!(
+            c.deadline(HEADER, IDLE_LIMIT),
+            None,
+            "body bytes do not start a header"
+        );
+        c.response_ready();
+        let idle = c.deadline(HEADER, IDLE_LIMIT).unwrap();
+        assert!(
+            idle >= c.base + IDLE_LIMIT,
+            "idle between requests: the idle limit"
+        );
+        c.bytes_arrived();
+        let head = c.deadline(HEADER, IDLE_LIMIT).unwrap();
+        assert!(
+            head < idle,
+            "the next header has the header limit from its first byte"
+        );
+    }
+}

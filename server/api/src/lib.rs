@@ -1,0 +1,37 @@
+//! The REST API of ledger-node: a thin axum layer over the engine and peering.
+//!
+//! [`router::app`] builds the whole API from an [`state::AppState`], which holds the node as
+//! `Arc<dyn` [`node::NodeApi`]`>`; [`serve()`] runs it on a listener with the connection
+//! limits. Handlers (`routes`) decode media types ([`media`]), call the engine or the
+//! [`submit::SubmitService`], and answer errors with [`error::ApiError`].
+//!
+//! Modules, from the bottom up: the rules each piece needs ([`error`], [`media`],
+//! [`access`], [`jwt`], [`admission`], [`rates`], [`rejects`], [`request_metrics`],
+//! [`submit`], [`node`], [`config`]), then the state that holds them ([`state`]), then the
+//! handlers ([`routes`]), then the router over them ([`router`]) and the accept loop
+//! ([`serve()`]).
+
+#![deny(missing_docs, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+pub mod access;
+pub mod admission;
+pub mod config;
+mod conn_clock;
+pub mod error;
+pub mod jwt;
+pub mod media;
+pub mod node;
+pub mod rates;
+pub mod rejects;
+pub mod request_metrics;
+pub mod router;
+pub mod routes;
+pub mod serve;
+pub mod state;
+pub mod submit;
+
+pub use serve::serve;
+
+/// The node's name in `/info` and in the metrics' `iota_node_app_info`.
+pub const NODE_NAME: &str = "ledger-node";

@@ -1,0 +1,155 @@
+//! The HTTP/1.1 accept loop with the limits a public node needs: a header read timeout, an
+//! idle timeout between keep-alive requests (both kept by [`crate::conn_clock`]), a cap on
+//! open connections below the open-file limit, and graceful shutdown.
+
+use std::{
+    future::Future,
+    io,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use axum::body::Body;
+use hyper_util::{
+    rt::{TokioIo, TokioTimer},
+    server::graceful::GracefulShutdown,
+    service::TowerToHyperService,
+};
+use tokio::{net::TcpListener, sync::Semaphore};
+use tower::ServiceExt;
+
+use crate::{
+    conn_clock::{ConnClock, TimedService, TimedStream},
+    router::ApiService,
+};
+
+/// Share of the open-file limit that connections may use by default; the rest stays for the
+/// log segments, the store and the process itself.
+pub const DEFAULT_CONNECTION_SHARE: f64 = 0.8;
+/// Pause after a failed accept (e.g. no file descriptor left), so the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// While a request is served, how often its connection's task looks at the clock again.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// Connection limits of the API listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Time a client has to send a request's header, from the accept (first request) or
+    /// from the header's first byte (later requests).
+    pub header_timeout: Duration,
+    /// Longest time a keep-alive connection may sit between two requests.
+    pub idle_timeout: Duration,
+    /// Most connections open at once; further clients wait in the kernel's backlog.
+    pub max_connections: usize,
+}
+
+/// The default connection cap: [`DEFAULT_CONNECTION_SHARE`] of the soft open-file limit.
+pub fn default_max_connections() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1 << 20);
+    let share = (soft as f64 * DEFAULT_CONNECTION_SHARE) as usize;
+    share.clamp(16, 1 << 20)
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then gives open connections at most
+/// `grace` to finish.
+///
+/// # Errors
+/// Only a fault of the listener's own address lookup; accept errors are logged and retried.
+pub async fn serve(
+    listener: TcpListener,
+    app: ApiService,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) -> io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).keep_alive(true);
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let mut at_cap = false;
+    let mut accept_failing = false;
+    tokio::pin!(shutdown);
+    loop {
+        let permit = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(permit) => {
+                at_cap = false;
+                permit
+            }
+            Err(_) => {
+                if !at_cap {
+                    tracing::warn!(
+                        max = limits.max_connections,
+                        "connection limit reached: new clients wait until one closes"
+                    );
+                    at_cap = true;
+                }
+                tokio::select! {
+                    permit = Arc::clone(&slots).acquire_owned() => {
+                        permit.map_err(|e| io::Error::other(e.to_string()))?
+                    }
+                    () = &mut shutdown => break,
+                }
+            }
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    if accept_failing {
+                        tracing::info!("accepting connections again");
+                        accept_failing = false;
+                    }
+                    stream
+                }
+                Err(e) => {
+                    if !accept_failing {
+                        tracing::warn!(error = %e, "accept failed; retrying");
+                        accept_failing = true;
+                    }
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let clock = ConnClock::new();
+        let io = TokioIo::new(TimedStream::new(stream, Arc::clone(&clock)));
+        let service = TimedService::new(
+            TowerToHyperService::new(
+                app.clone()
+                    .map_request(|r: hyper::Request<hyper::body::Incoming>| r.map(Body::new)),
+            ),
+            Arc::clone(&clock),
+        );
+        let connection = graceful.watch(http.serve_connection(io, service));
+        tokio::spawn(async move {
+            tokio::pin!(connection);
+            loop {
+                let due =
+                    |clock: &ConnClock| clock.deadline(limits.header_timeout, limits.idle_timeout);
+                let wake = due(&clock).unwrap_or_else(|| Instant::now() + RECHECK);
+                tokio::select! {
+                    // A connection ends with an error for resets: nothing to report.
+                    _ = &mut connection => break,
+                    () = tokio::time::sleep_until(wake.into()) => {
+                        // Past its deadline: dropping the connection closes the socket.
+                        if due(&clock).is_some_and(|d| d <= Instant::now()) {
+                            break;
+                        }
+                    }
+                }
+            }
+            drop(permit);
+        });
+    }
+    tracing::info!("shutting down: no new connections");
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
+            tracing::warn!("connections still open after the grace period; closing");
+        }
+    }
+    Ok(())
+}

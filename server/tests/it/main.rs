@@ -1,0 +1,28 @@
+//! The black-box suites of `ledger-node`: each module runs the real binary (over HTTP, libp2p
+//! and its command line) for one concern. One test binary for all of them, so the suite links
+//! once; `cargo test -p ledger-server --test it <module>::` runs one concern.
+
+mod common;
+mod p2p_support;
+mod v2_support;
+
+mod cli;
+mod coordinator;
+mod coordinator_flood;
+mod disk_full;
+mod http_api;
+mod http_limits;
+mod indexer;
+mod layering;
+mod logs;
+mod long_run;
+mod metrics;
+mod peering;
+mod store_integrity;
+mod tools_codec;
+mod v2_durability;
+mod v2_flow;
+mod v2_pow;
+mod v2_reads;
+mod v2_submit;
+mod v3_blocks;

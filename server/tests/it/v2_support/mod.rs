@@ -1,0 +1,146 @@
+//! Helpers for the v2 endpoint tests: building tagged-data and signed transaction blocks,
+//! reading the shared vectors, common constants.
+
+use ledger_codec::{
+    stardust::{inputs_commitment, network_id, Block, Essence, Output, Payload, Transaction},
+    Codec,
+};
+use ledger_test_support::keys::dev_genesis_key;
+use serde_json::{json, Value};
+
+pub const BLOCKS: &str = "/api/core/v2/blocks";
+pub const CONTROL_MILESTONE: &str = "/api/core/v2/control/milestone";
+pub const BINARY: &str = "application/vnd.ledger.serializer-v1";
+pub const BINARY_IOTA: &str = "application/vnd.iota.serializer-v1";
+pub const JSON_CT: &str = "application/json";
+
+/// The dev network name (engine/src/dev-genesis.json).
+pub const DEV_NETWORK: &str = "ledger-dev";
+/// The dev token supply, all on the genesis output.
+pub const DEV_SUPPLY: u64 = 1_813_620_509_061_365;
+/// The dev genesis owner's Ed25519 address (`docs/decisions.md`).
+pub const GENESIS_ADDRESS: &str =
+    "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0";
+/// The genesis output id: 34 zero bytes.
+pub fn genesis_output_id() -> String {
+    format!("0x{}", "00".repeat(34))
+}
+
+/// `0x` + lowercase hex.
+pub fn hex0x(bytes: &[u8]) -> String {
+    format!("0x{}", hex::encode(bytes))
+}
+
+/// Loads `vectors/stardust/<file>`.
+pub fn stardust_vectors(file: &str) -> Vec<Value> {
+    ledger_test_support::load_entries("stardust", file)
+}
+
+/// Bytes of a `0x…` hex string.
+pub fn unhex(s: &str) -> Vec<u8> {
+    hex::decode(s.trim_start_matches("0x")).expect("hex")
+}
+
+/// A tagged-data payload as JSON.
+pub fn tagged_data(tag: &[u8], data: &[u8]) -> Value {
+    json!({"type": 5, "tag": hex0x(tag), "data": hex0x(data)})
+}
+
+/// A basic output of `amount` to Ed25519 address `pub_key_hash` (0x hex).
+pub fn basic_output(amount: u64, pub_key_hash: &str) -> Value {
+    json!({
+        "type": 3,
+        "amount": amount.to_string(),
+        "unlockConditions": [
+            {"type": 0, "address": {"type": 0, "pubKeyHash": pub_key_hash}}
+        ]
+    })
+}
+
+/// The dev genesis output.
+pub fn genesis_output() -> Output<'static> {
+    serde_json::from_value(basic_output(DEV_SUPPLY, GENESIS_ADDRESS)).expect("output")
+}
+
+/// A transaction spending the dev genesis output into `outputs` (amounts must add up),
+/// signed with the dev genesis key, on network `network`.
+pub fn genesis_spend(outputs: Vec<Value>, network: &str) -> Transaction<'static> {
+    dev_key_spend(([0; 32], 0), &genesis_output(), outputs, network)
+}
+
+/// A dev-network transaction sending `amount` of the genesis output to `receiver` (0x hex
+/// Ed25519 address) and the rest back to the genesis address.
+pub fn genesis_split(amount: u64, receiver: &str) -> Transaction<'static> {
+    genesis_spend(
+        vec![
+            basic_output(amount, receiver),
+            basic_output(DEV_SUPPLY - amount, GENESIS_ADDRESS),
+        ],
+        DEV_NETWORK,
+    )
+}
+
+/// A transaction spending output `input` (transaction id, index), which is `spent` and owned
+/// by the dev genesis key, into `outputs` (amounts must add up), signed with that key.
+pub fn dev_key_spend(
+    input: ([u8; 32], u16),
+    spent: &Output<'static>,
+    outputs: Vec<Value>,
+    network: &str,
+) -> Transaction<'static> {
+    let commitment = inputs_commitment([spent]).unwrap();
+    let essence: Essence<'static> = serde_json::from_value(json!({
+        "type": 1,
+        "networkId": network_id(network).to_string(),
+        "inputs": [{"type": 0, "transactionId": hex0x(&input.0), "transactionOutputIndex": input.1}],
+        "inputsCommitment": hex0x(&commitment),
+        "outputs": outputs,
+    }))
+    .expect("essence JSON");
+    let key = dev_genesis_key();
+    let signature = key.sign(&essence.signing_hash().unwrap());
+    let tx = json!({
+        "type": 6,
+        "essence": essence,
+        "unlocks": [{"type": 0, "signature": {
+            "type": 0,
+            "publicKey": hex0x(&key.public_key()),
+            "signature": hex0x(&signature),
+        }}],
+    });
+    match serde_json::from_value::<Payload<'static>>(tx).expect("transaction JSON") {
+        Payload::Transaction(t) => t,
+        other => panic!("not a transaction: {other:?}"),
+    }
+}
+
+/// The transaction id of a transaction payload.
+pub fn transaction_id(tx: &Transaction<'_>) -> [u8; 32] {
+    tx.id().unwrap()
+}
+
+/// Block bytes with these parents, payload and nonce.
+pub fn block_bytes(parents: &[[u8; 32]], payload: Option<Payload<'static>>, nonce: u64) -> Vec<u8> {
+    Block {
+        protocol_version: 2,
+        parents: parents.to_vec().into(),
+        payload,
+        nonce,
+    }
+    .to_bytes()
+    .unwrap()
+}
+
+/// Parses `{"tips":[…]}` into ids.
+pub fn tips_of(json: &Value) -> Vec<[u8; 32]> {
+    json["tips"]
+        .as_array()
+        .expect("tips array")
+        .iter()
+        .map(|t| {
+            unhex(t.as_str().expect("tip string"))
+                .try_into()
+                .expect("32-byte tip")
+        })
+        .collect()
+}
