@@ -1,4 +1,4 @@
-//! v3 (IOTA 2.0 "Nova") wire format: TIP-45/46 (see `shared/docs/nova-format.md`).
+//! v3 (IOTA 2.0 "Nova") wire format: TIP-45/46 (see `docs/nova-format.md`).
 //!
 //! Decoding borrows: ids, parents, inputs and allotments are zerocopy views
 //! into the input. JSON follows TIP-48 strictly (u64 as strings, `0x` hex,

@@ -209,7 +209,7 @@ impl<'de> Deserialize<'de> for ContextInput<'_> {
         let (ty, v) = split_value(d)?;
         Ok(match u8::try_from(ty).ok() {
             Some(Self::COMMITMENT) => Self::Commitment(from_value::<D, _>(v)?),
-            // decisions.md: our contract's `{"type":1,"commitmentId":…}` (no
+            // docs/decisions.md: our contract's `{"type":1,"commitmentId":…}` (no
             // accountId) is a commitment input too.
             Some(Self::BLOCK_ISSUANCE_CREDIT)
                 if v.get("commitmentId").is_some() && v.get("accountId").is_none() =>

@@ -153,7 +153,7 @@ impl Segment {
 fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
     // SAFETY: the mapping is read-only and shared. The `File` is kept beside the `Mmap` for the
     // mapping's whole life. The log is the only writer of its directory (documented in
-    // FORMAT.md: one process at a time) and it only ever writes bytes past the published end
+    // engine/FORMAT.md: one process at a time) and it only ever writes bytes past the published end
     // of the active segment, never bytes a reader can hold a reference to; the file is never
     // shrunk while mapped (`truncate_tail` drops the map first). Hence every `&[u8]` handed
     // out of this map stays valid and unchanged for its lifetime.

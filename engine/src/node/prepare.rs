@@ -1,4 +1,4 @@
-//! Completing a client's v2 block before it is stored: the rules of `decisions.md` that come
+//! Completing a client's v2 block before it is stored: the rules of `docs/decisions.md` that come
 //! before the proof of work, in their order (protocol version, the parentless rules, parents
 //! the node fills in, network id), then whether the node has to search a nonce. Syntax,
 //! signatures and milestone rules follow in [`Engine::submit_v2_nowait`]; gossip hands
