@@ -22,9 +22,6 @@ use crate::submit::{PowPoolError, SubmitFailure};
 pub const NOT_PUBLIC: &str = "not available for public use: this route needs \
      `Authorization: Bearer <token>` (`ledger-node tools jwt --data-dir DIR` prints one)";
 
-/// Part of the message of a 503 when the node would have to do proof of work but cannot
-/// (clients look for this text).
-pub const POW_UNAVAILABLE: &str = "proof of work is not available on this node";
 
 impl From<SubmitFailure> for ApiError {
     /// A refused or failed submit: an invalid block is a 400, a node that cannot take it now

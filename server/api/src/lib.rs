@@ -32,6 +32,3 @@ pub mod state;
 pub mod submit;
 
 pub use serve::serve;
-
-/// The node's name in `/info` and in the metrics' `iota_node_app_info`.
-pub const NODE_NAME: &str = "ledger-node";

@@ -10,6 +10,9 @@ use ledger_engine::Engine;
 
 use ledger_p2p::{P2p, PeerInfo};
 
+/// The node's name in `/info` and in the metrics' `iota_node_app_info`.
+pub const NODE_NAME: &str = "ledger-node";
+
 /// An error the node reports to the REST layer that is not the client's fault.
 pub type NodeError = Box<dyn std::error::Error + Send + Sync>;
 

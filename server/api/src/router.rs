@@ -1,20 +1,19 @@
 //! The router: every endpoint in one list, and the layers wrapped once around it.
 
-use std::{convert::Infallible, sync::Arc};
+use std::sync::Arc;
 
 use axum::{
-    extract::{DefaultBodyLimit, Request},
+    extract::DefaultBodyLimit,
     handler::Handler,
     http::Method,
     middleware,
-    response::Response,
     routing::{get, post, MethodRouter},
     Router,
 };
 use tower::{util::BoxCloneSyncService, ServiceBuilder};
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
-use crate::{access, error, request_metrics, routes, state::AppState};
+use crate::{access, error, request_metrics, routes, serve::ApiService, state::AppState};
 
 /// The whole API as one service, ready for [`crate::serve`]: [`endpoints`] inside
 /// [`with_layers`].
@@ -193,8 +192,6 @@ pub fn with_layers(endpoints: Vec<Endpoint>, state: AppState) -> ApiService {
     BoxCloneSyncService::new(layered)
 }
 
-/// The API as one service: the router inside its layers ([`with_layers`]).
-pub type ApiService = BoxCloneSyncService<Request, Response, Infallible>;
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -3,25 +3,29 @@
 //! open connections below the open-file limit, and graceful shutdown.
 
 use std::{
+    convert::Infallible,
     future::Future,
     io,
     sync::Arc,
     time::{Duration, Instant},
 };
 
-use axum::body::Body;
+use axum::{body::Body, extract::Request, response::Response};
 use hyper_util::{
     rt::{TokioIo, TokioTimer},
     server::graceful::GracefulShutdown,
     service::TowerToHyperService,
 };
 use tokio::{net::TcpListener, sync::Semaphore};
-use tower::ServiceExt;
+use tower::{util::BoxCloneSyncService, ServiceExt};
 
 use crate::{
     conn_clock::{ConnClock, TimedService, TimedStream},
-    router::ApiService,
 };
+
+/// A service the accept loop serves: the API inside its layers (`router::app`), or the
+/// metrics listener's router.
+pub type ApiService = BoxCloneSyncService<Request, Response, Infallible>;
 
 /// Share of the open-file limit that connections may use by default; the rest stays for the
 /// log segments, the store and the process itself.

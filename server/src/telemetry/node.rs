@@ -6,7 +6,7 @@ use prometheus_client::{
     metrics::{gauge::ConstGauge, MetricType},
 };
 
-use ledger_api::NODE_NAME;
+use ledger_api::node::NODE_NAME;
 
 use super::{utxo_size::UtxoSizeEstimate, MetricSources};
 

@@ -9,8 +9,8 @@ use crate::{
     error::ApiError,
     rates::Rates,
     routes::ids::{json_response, to_hex},
+    node::NODE_NAME,
     state::AppState,
-    NODE_NAME,
 };
 
 /// Body of `GET /api/core/v2/info`: every field iota-sdk 1.1.4 requires.

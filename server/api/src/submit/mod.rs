@@ -24,6 +24,10 @@ use ledger_engine::{
 
 pub use pow_pool::{PowPool, PowPoolError, DEFAULT_QUEUE};
 
+/// Part of the message of a 503 when the node would have to do proof of work but cannot
+/// (clients look for this text).
+pub const POW_UNAVAILABLE: &str = "proof of work is not available on this node";
+
 /// Longest the node searches for a nonce before giving up.
 pub const POW_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -35,7 +39,7 @@ pub enum SubmitFailure {
     #[error(transparent)]
     Refused(#[from] SubmitError),
     /// The block needs a nonce and this node does no proof of work (`--no-pow`).
-    #[error("failed to attach block: {}", crate::error::POW_UNAVAILABLE)]
+    #[error("failed to attach block: {POW_UNAVAILABLE}")]
     PowDisabled,
     /// The nonce search did not finish in time.
     #[error("proof of work did not finish within {} s", .0.as_secs())]
