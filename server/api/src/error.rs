@@ -22,7 +22,6 @@ use crate::submit::{PowPoolError, SubmitFailure};
 pub const NOT_PUBLIC: &str = "not available for public use: this route needs \
      `Authorization: Bearer <token>` (`ledger-node tools jwt --data-dir DIR` prints one)";
 
-
 impl From<SubmitFailure> for ApiError {
     /// A refused or failed submit: an invalid block is a 400, a node that cannot take it now
     /// a 503 (a full queue with `Retry-After`), anything else a 500.

@@ -52,7 +52,6 @@ pub fn rates(before: Sample, after: Sample) -> Rates {
         return Rates::default();
     }
     // Counts stay far below 2^52, so the conversions are exact.
-    #[allow(clippy::cast_precision_loss)]
     let (new, referenced) = (
         after.blocks.saturating_sub(before.blocks) as f64,
         after.referenced.saturating_sub(before.referenced) as f64,

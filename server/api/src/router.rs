@@ -192,7 +192,6 @@ pub fn with_layers(endpoints: Vec<Endpoint>, state: AppState) -> ApiService {
     BoxCloneSyncService::new(layered)
 }
 
-
 #[cfg(test)]
 pub(crate) mod tests {
     use axum::{
@@ -230,7 +229,10 @@ pub(crate) mod tests {
     fn test_app() -> ApiService {
         #[derive(serde::Deserialize)]
         struct Thing {
-            #[allow(dead_code)]
+            #[expect(
+                dead_code,
+                reason = "read only by serde: the test needs a field to fail on"
+            )]
             n: u32,
         }
         let mut endpoints = endpoints();

@@ -19,9 +19,7 @@ use hyper_util::{
 use tokio::{net::TcpListener, sync::Semaphore};
 use tower::{util::BoxCloneSyncService, ServiceExt};
 
-use crate::{
-    conn_clock::{ConnClock, TimedService, TimedStream},
-};
+use crate::conn_clock::{ConnClock, TimedService, TimedStream};
 
 /// A service the accept loop serves: the API inside its layers (`router::app`), or the
 /// metrics listener's router.

@@ -36,8 +36,6 @@ const REJECTED_CAP: usize = 16_384;
 const REQUESTED_CAP: usize = 50_000;
 /// Batches of solid blocks waiting to be broadcast.
 const BROADCAST_QUEUE: usize = 1_000;
-/// The payload kind of a milestone.
-const MILESTONE_PAYLOAD: u32 = 7;
 /// How often the sync loop runs.
 const SYNC_TICK: Duration = Duration::from_millis(100);
 /// How often the cones of the next milestones are walked for missing blocks.
@@ -46,10 +44,14 @@ const CONE_WALK_EVERY: Duration = Duration::from_millis(500);
 const REQUESTS_PER_TICK: usize = 2_000;
 
 /// Why a peer is dropped.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum Misbehaviour {
-    /// It sent an invalid block (banned for a while).
-    InvalidBlock(String),
+    /// It sent a block the engine refused as invalid (banned for a while).
+    #[error("{0}")]
+    InvalidBlock(#[source] SubmitError),
+    /// It sent again a block refused as invalid before.
+    #[error("invalid block: re-sent an invalid block")]
+    ResentInvalid,
 }
 
 /// A command for the swarm task, issued by gossip.
@@ -226,9 +228,7 @@ impl Gossip {
     ) -> Result<(), Misbehaviour> {
         let id = Block::id_of(&bytes);
         if self.rejected.lock().contains(&id) {
-            return Err(Misbehaviour::InvalidBlock(
-                "re-sent an invalid block".into(),
-            ));
+            return Err(Misbehaviour::ResentInvalid);
         }
         let requested_index = self.requester.fulfil(&Want::Block(id));
         if self.engine.has_block(&id) {
@@ -245,7 +245,8 @@ impl Gossip {
             }
             inflight.insert(id, vec![peer]);
         }
-        let is_milestone = ledger_engine::payload_kind(&bytes) == Some(MILESTONE_PAYLOAD);
+        let is_milestone =
+            ledger_engine::payload_kind(&bytes) == Some(ledger_codec::stardust::Milestone::KIND);
         if requested_index.is_none()
             && !is_milestone
             && !self.engine.sync_state().is_almost_synced()
@@ -301,14 +302,14 @@ impl Gossip {
                 }
                 Ok(())
             }
-            Ok(Err(SubmitError::Invalid(reason))) => {
+            Ok(Err(e @ SubmitError::Invalid(_))) => {
                 self.rejected.lock().insert(id, ());
                 self.senders.lock().remove(&id);
                 self.requested.lock().remove(&id);
                 for other in senders.iter().filter(|p| **p != peer) {
-                    self.punish(*other, &reason);
+                    self.punish(*other, &e);
                 }
-                Err(Misbehaviour::InvalidBlock(reason))
+                Err(Misbehaviour::InvalidBlock(e))
             }
             Ok(Err(e)) => {
                 tracing::warn!(block = %ledger_codec::hexstr::to_hex(&id), error = %e, "cannot store a gossiped block");
@@ -333,11 +334,11 @@ impl Gossip {
     }
 
     /// Drops and bans a peer that sent an invalid block.
-    pub fn punish(&self, peer: PeerId, reason: &str) {
+    pub fn punish(&self, peer: PeerId, reason: &SubmitError) {
         let _ = self.actions.try_send(PeerAction::Drop {
             peer,
             ban: true,
-            reason: format!("invalid block: {reason}"),
+            reason: reason.to_string(),
         });
     }
 

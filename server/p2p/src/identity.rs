@@ -41,7 +41,7 @@ pub enum IdentityError {
         /// The key file.
         path: PathBuf,
         /// What is wrong.
-        why: String,
+        why: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -91,13 +91,13 @@ impl Identity {
     /// # Errors
     /// [`IdentityError::Format`] for anything but one Ed25519 PKCS#8 v1 key.
     pub fn from_pem(text: &str, path: &Path) -> Result<Self, IdentityError> {
-        let bad = |why: String| IdentityError::Format {
+        let bad = |why: Box<dyn std::error::Error + Send + Sync>| IdentityError::Format {
             path: path.to_owned(),
             why,
         };
-        let block = pem::parse(text).map_err(|e| bad(e.to_string()))?;
+        let block = pem::parse(text).map_err(|e| bad(e.into()))?;
         if block.tag() != PEM_TAG {
-            return Err(bad(format!("PEM type {:?}", block.tag())));
+            return Err(bad(format!("PEM type {:?}", block.tag()).into()));
         }
         let seed = block
             .contents()

@@ -12,6 +12,9 @@
 //!
 //! The gossip frames themselves are a pure module of the codec (`ledger_codec::gossip`).
 
+#![deny(missing_docs, unreachable_pub)]
+#![forbid(unsafe_code)]
+
 pub mod dns;
 pub mod fifo;
 pub mod gossip;
@@ -73,14 +76,14 @@ pub enum P2pError {
     Peering(#[from] peering_file::PeeringFileError),
     /// The transport could not be built.
     #[error("p2p transport: {0}")]
-    Transport(String),
+    Transport(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// An address could not be bound.
     #[error("cannot listen on {addr} (--p2p-bind; --no-p2p turns peering off): {why}")]
     Bind {
         /// The address.
         addr: Multiaddr,
         /// The cause.
-        why: String,
+        why: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A peer address is not usable.
     #[error(transparent)]
@@ -155,7 +158,7 @@ pub fn check_binds(binds: &[Multiaddr]) -> Result<(), P2pError> {
     for addr in binds {
         swarm::port_is_free(addr).map_err(|e| P2pError::Bind {
             addr: addr.clone(),
-            why: e.to_string(),
+            why: e.into(),
         })?;
     }
     Ok(())
@@ -194,7 +197,7 @@ impl P2p {
         let protocol = StreamProtocol::try_from_owned(ledger_codec::gossip::protocol_id(
             &engine.params().network_name,
         ))
-        .map_err(|e| P2pError::Transport(e.to_string()))?;
+        .map_err(|e| P2pError::Transport(e.into()))?;
         tracing::info!(%protocol, known_peers = known, "peering");
         let (commands_tx, commands_rx) = mpsc::channel(64);
         let (actions_tx, actions_rx) = mpsc::channel(1_024);

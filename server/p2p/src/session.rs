@@ -150,9 +150,9 @@ pub async fn run(
             tracing::warn!(%peer, reason = %e, "dropping peer");
             drop_peer(&gossip, peer, false, e);
         }
-        End::Misbehaved(Misbehaviour::InvalidBlock(e)) => {
-            tracing::warn!(%peer, reason = %e, "dropping and banning peer: invalid block");
-            drop_peer(&gossip, peer, true, format!("invalid block: {e}"));
+        End::Misbehaved(e) => {
+            tracing::warn!(%peer, reason = %e, "dropping and banning peer");
+            drop_peer(&gossip, peer, true, e.to_string());
         }
     }
     Outcome::Done

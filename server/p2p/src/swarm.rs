@@ -45,7 +45,10 @@ const MAX_PENDING_INCOMING: u32 = 8;
 
 pub use behaviour::{Behaviour, BehaviourEvent};
 
-#[allow(missing_docs)] // The derive's event enum.
+#[expect(
+    missing_docs,
+    reason = "the NetworkBehaviour derive generates an undocumented event enum"
+)]
 mod behaviour {
     use super::{allow_block_list, connection_limits, identify, ping, NetworkBehaviour};
 
@@ -132,7 +135,7 @@ pub fn build(
             noise::Config::new,
             yamux::Config::default,
         )
-        .map_err(|e| P2pError::Transport(e.to_string()))?
+        .map_err(|e| P2pError::Transport(e.into()))?
         .with_behaviour(|key| Behaviour {
             limits: connection_limits::Behaviour::new(limits),
             blocked: allow_block_list::Behaviour::default(),
@@ -147,7 +150,7 @@ pub fn build(
             ),
             stream: libp2p_stream::Behaviour::new(),
         })
-        .map_err(|e| P2pError::Transport(e.to_string()))?
+        .map_err(|e| P2pError::Transport(e.into()))?
         .with_swarm_config(|c| {
             c.with_idle_connection_timeout(Duration::from_secs(10))
                 .with_max_negotiating_inbound_streams(32)
@@ -177,7 +180,10 @@ pub fn port_is_free(addr: &Multiaddr) -> std::io::Result<()> {
 
 impl SwarmTask {
     /// A task for `swarm` (listening already started by the caller).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the task owns each of these; a struct of them would only be unpacked again"
+    )]
     pub fn new(
         swarm: Swarm<Behaviour>,
         protocol: StreamProtocol,
@@ -219,14 +225,14 @@ impl SwarmTask {
         for addr in binds {
             port_is_free(addr).map_err(|e| P2pError::Bind {
                 addr: addr.clone(),
-                why: e.to_string(),
+                why: e.into(),
             })?;
             let id = self
                 .swarm
                 .listen_on(addr.clone())
                 .map_err(|e| P2pError::Bind {
                     addr: addr.clone(),
-                    why: e.to_string(),
+                    why: e.into(),
                 })?;
             waiting.insert(id, addr.clone());
         }
@@ -256,7 +262,7 @@ impl SwarmTask {
                     if let Some(addr) = waiting.remove(listener_id) {
                         return Err(P2pError::Bind {
                             addr,
-                            why: e.to_string(),
+                            why: std::io::Error::new(e.kind(), e.to_string()).into(),
                         });
                     }
                 }

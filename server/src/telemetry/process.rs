@@ -67,7 +67,6 @@ impl Collector for ProcessCollector {
             .and_then(|l| ProcStat::parse(&l));
         let ticks = rustix::param::clock_ticks_per_second().max(1);
         // Tick and page counts stay far below 2^52: the conversions are exact.
-        #[allow(clippy::cast_precision_loss)]
         let secs = |t: u64| t as f64 / ticks as f64;
         if let Some(stat) = stat {
             let cpu = secs(stat.utime_ticks.saturating_add(stat.stime_ticks));
@@ -90,7 +89,6 @@ impl Collector for ProcessCollector {
                 .ok()
                 .and_then(|s| boot_time_secs(&s));
             if let Some(boot) = boot {
-                #[allow(clippy::cast_precision_loss)]
                 let start = boot as f64 + secs(stat.start_ticks);
                 ConstGauge::new(start).encode(encoder.encode_descriptor(
                     "process_start_time_seconds",

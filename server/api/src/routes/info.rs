@@ -7,9 +7,9 @@ use ledger_codec::stardust::ProtocolParameters;
 
 use crate::{
     error::ApiError,
+    node::NODE_NAME,
     rates::Rates,
     routes::ids::{json_response, to_hex},
-    node::NODE_NAME,
     state::AppState,
 };
 
