@@ -17,7 +17,10 @@ use ledger_api::{
     },
     media::DEFAULT_BODY_LIMIT,
 };
-use ledger_p2p::P2pConfig;
+use ledger_p2p::{
+    P2pConfig, DEFAULT_BIND as DEFAULT_P2P_BIND, DEFAULT_HEARTBEAT_MAX_AGE, DEFAULT_READ_TIMEOUT,
+    DEFAULT_RECONNECT_INTERVAL, DEFAULT_UNKNOWN_PEERS_LIMIT,
+};
 
 use crate::cli::RunArgs;
 
@@ -26,8 +29,6 @@ pub const DEFAULT_DATA_DIR: &str = "./data";
 /// Default address of the Prometheus endpoint (Hornet's default port).
 pub const DEFAULT_METRICS_BIND: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 9311);
-/// Default peer listen address.
-pub const DEFAULT_P2P_BIND: &str = "/ip4/0.0.0.0/tcp/15600";
 /// Default seconds between milestones of the built-in coordinator.
 pub const DEFAULT_COORDINATOR_INTERVAL: f64 = 1.0;
 /// The shortest milestone interval the built-in coordinator accepts (tests run it sub-second).
@@ -289,15 +290,29 @@ fn p2p_config(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let unknown_peers_limit = args.p2p_unknown_peers_limit.unwrap_or(4);
+    let unknown_peers_limit = args
+        .p2p_unknown_peers_limit
+        .unwrap_or(DEFAULT_UNKNOWN_PEERS_LIMIT);
     Ok(Some(P2pConfig {
         store: data_dir.join(ledger_p2p::STORE_DIR),
         binds,
         peers,
         unknown_peers_limit,
-        reconnect_interval: seconds("p2p-reconnect-interval", args.p2p_reconnect_interval, 30.0)?,
-        read_timeout: seconds("p2p-read-timeout", args.p2p_read_timeout, 60.0)?,
-        heartbeat_max_age: seconds("p2p-heartbeat-max-age", args.p2p_heartbeat_max_age, 100.0)?,
+        reconnect_interval: seconds(
+            "p2p-reconnect-interval",
+            args.p2p_reconnect_interval,
+            DEFAULT_RECONNECT_INTERVAL,
+        )?,
+        read_timeout: seconds(
+            "p2p-read-timeout",
+            args.p2p_read_timeout,
+            DEFAULT_READ_TIMEOUT,
+        )?,
+        heartbeat_max_age: seconds(
+            "p2p-heartbeat-max-age",
+            args.p2p_heartbeat_max_age,
+            DEFAULT_HEARTBEAT_MAX_AGE,
+        )?,
     }))
 }
 
@@ -352,6 +367,9 @@ mod tests {
     #[test]
     fn no_arguments_give_the_dev_defaults() {
         let config = NodeConfig::from_args(RunArgs::default()).expect("defaults");
+        // The defaults are the subsystems' own.
+        assert_eq!(config.api, ApiConfig::default());
+        assert_eq!(config.p2p, Some(P2pConfig::default()));
         assert_eq!(config.data_dir, PathBuf::from("./data"));
         assert_eq!(config.api.bind, "127.0.0.1:14265".parse().expect("addr"));
         assert_eq!(

@@ -64,6 +64,33 @@ pub struct P2pConfig {
     pub heartbeat_max_age: Duration,
 }
 
+/// Default peer listen address (Hornet's port).
+pub const DEFAULT_BIND: &str = "/ip4/0.0.0.0/tcp/15600";
+/// Default number of unknown peers that may hold a gossip stream at once.
+pub const DEFAULT_UNKNOWN_PEERS_LIMIT: usize = 4;
+/// Default longest wait between dials of a known peer, in seconds.
+pub const DEFAULT_RECONNECT_INTERVAL: f64 = 30.0;
+/// Default silence on a gossip stream that ends it, in seconds.
+pub const DEFAULT_READ_TIMEOUT: f64 = 60.0;
+/// Default age of a peer's last heartbeat that ends its stream, in seconds.
+pub const DEFAULT_HEARTBEAT_MAX_AGE: f64 = 100.0;
+
+impl Default for P2pConfig {
+    /// Peering as `ledger-node` runs it without flags: the store under `./data`, listening
+    /// on [`DEFAULT_BIND`], no configured peers.
+    fn default() -> Self {
+        Self {
+            store: PathBuf::from("./data").join(STORE_DIR),
+            binds: DEFAULT_BIND.parse().into_iter().collect(),
+            peers: Vec::new(),
+            unknown_peers_limit: DEFAULT_UNKNOWN_PEERS_LIMIT,
+            reconnect_interval: Duration::from_secs_f64(DEFAULT_RECONNECT_INTERVAL),
+            read_timeout: Duration::from_secs_f64(DEFAULT_READ_TIMEOUT),
+            heartbeat_max_age: Duration::from_secs_f64(DEFAULT_HEARTBEAT_MAX_AGE),
+        }
+    }
+}
+
 /// Why peering could not start, or a peer could not be added.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
