@@ -10,6 +10,7 @@ pub mod address;
 pub mod block;
 pub mod ids;
 pub mod input;
+pub mod layout;
 pub mod milestone;
 pub mod output;
 pub mod payload;
@@ -23,6 +24,9 @@ pub use ids::{
     nft_id, OutputId,
 };
 pub use input::{Input, TreasuryInput, UtxoInput};
+pub use layout::{
+    fill_parents, output_spans, payload_bytes, payload_kind, transaction_id_of_block,
+};
 pub use milestone::{
     MigratedFundsEntry, Milestone, MilestoneOption, ProtocolParamsOption, Receipt,
     TailTransactionHash,
