@@ -49,11 +49,7 @@ fn h(seed: u8) -> [u8; 32] {
 }
 
 fn token_id(seed: u8) -> Fixed<'static, 38> {
-    let mut id = [0u8; 38];
-    id[0] = 8;
-    id[1..33].copy_from_slice(&h(seed));
-    id[33..37].copy_from_slice(&1u32.to_le_bytes());
-    Fixed::owned(id)
+    Fixed::owned(ledger_codec::stardust::foundry_id(&h(seed), 1, 0))
 }
 
 fn ed(seed: u8) -> Address<'static> {

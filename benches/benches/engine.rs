@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Block, Ed25519Signature, Essence, Payload, Transaction, Unlock, UtxoInput,
+    inputs_commitment, Address, Block, Ed25519Signature, Essence, Payload, Transaction, Unlock,
+    UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -194,9 +195,9 @@ fn confirm_10k() {
 fn richlist_1m() {
     const ADDRESSES: u32 = 1_000_000;
     let addr = |i: u32| {
-        let mut a = [0u8; 33];
-        a[1..5].copy_from_slice(&i.to_le_bytes());
-        a
+        let mut key_hash = [0u8; 32];
+        key_hash[..4].copy_from_slice(&i.to_le_bytes());
+        Address::Ed25519(Hash32::owned(key_hash)).to_array()
     };
     let mut r = RichList::new(0);
     for i in 0..ADDRESSES {
