@@ -8,6 +8,8 @@
 //! Fixtures: the milestone and tagged data blocks and the v3 blocks come from the
 //! repository's vendored vectors (`vectors/`); the transaction blocks are built here (see [`tx_1k`], [`tx_128`]).
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::hint::black_box;
 

@@ -17,6 +17,8 @@
 //! them one by one. They are not the engine's API: the server uses only this root
 //! (`server/tests/layering.rs` fails otherwise).
 
+// The one unsafe operation is the log's memory map (`log/segment.rs`), allowed there by name.
+#![deny(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 mod error;

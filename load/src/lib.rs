@@ -8,6 +8,7 @@
 //! measured from sending the request to having read the whole answer) and the status-code
 //! counts. Only loopback targets are accepted: it is a tool for one's own node.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 use std::{
