@@ -92,8 +92,8 @@ fn main() {
             .collect();
         let t = Instant::now();
         ix.apply(
-            u32::try_from(m + 1).unwrap(),
-            u32::try_from(m + 1).unwrap(),
+            u32::try_from(m + 1).expect("milestone index fits u32"),
+            u32::try_from(m + 1).expect("milestone index fits u32"),
             &entries,
             &[],
         );
@@ -117,7 +117,7 @@ fn main() {
         let created: Vec<IndexEntry> = (OUTPUTS + round * 10_000..OUTPUTS + (round + 1) * 10_000)
             .map(entry)
             .collect();
-        let index = u32::try_from(OUTPUTS / PER_MILESTONE + round + 1).unwrap();
+        let index = u32::try_from(OUTPUTS / PER_MILESTONE + round + 1).expect("fits u32");
         let t = Instant::now();
         ix.apply(index, index, &created, &spent);
         churn.push(t.elapsed());
