@@ -8,6 +8,8 @@
 //! Fixtures: the milestone and tagged data blocks and the v3 blocks come from the
 //! repository's vendored vectors (`vectors/`); the transaction blocks are built here (see [`tx_1k`], [`tx_128`]).
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::hint::black_box;
 
@@ -49,11 +51,7 @@ fn h(seed: u8) -> [u8; 32] {
 }
 
 fn token_id(seed: u8) -> Fixed<'static, 38> {
-    let mut id = [0u8; 38];
-    id[0] = 8;
-    id[1..33].copy_from_slice(&h(seed));
-    id[33..37].copy_from_slice(&1u32.to_le_bytes());
-    Fixed::owned(id)
+    Fixed::owned(ledger_codec::stardust::foundry_id(&h(seed), 1, 0))
 }
 
 fn ed(seed: u8) -> Address<'static> {

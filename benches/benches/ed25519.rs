@@ -2,6 +2,8 @@
 //!
 //! Run: `cargo bench -p ledger-benches --bench ed25519`; figures in `benches/results/ed25519.md`.
 
+#![forbid(unsafe_code)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ledger_codec::ed25519::{self, Item, SigningKey, CHUNK_SIZE};
 use std::hint::black_box;

@@ -4,12 +4,15 @@
 //!
 //! `cargo bench -p ledger-benches --bench engine`
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Block, Ed25519Signature, Essence, Payload, Transaction, Unlock, UtxoInput,
+    inputs_commitment, Address, Block, Ed25519Signature, Essence, OutputId, Payload, Transaction,
+    Unlock, UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
@@ -22,27 +25,36 @@ const AMOUNT: u64 = 1_000_000;
 
 use ledger_test_support::ledger::{basic_to as basic, genesis_with_outputs};
 
+/// The id of genesis output `i`: transaction id `i + 1` (8 bytes little endian, then zeros),
+/// index 0.
+fn genesis_output_id(i: usize) -> OutputId {
+    let mut transaction_id = [0u8; 32];
+    transaction_id[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
+    OutputId {
+        transaction_id,
+        index: 0,
+    }
+}
+
 /// A genesis with `n` outputs of `AMOUNT`, each on its own key's address.
 fn genesis(keys: &[SigningKey]) -> Genesis {
-    let outputs = keys.iter().enumerate().map(|(i, k)| {
-        let mut id = [0u8; 34];
-        id[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
-        (id, basic(AMOUNT, k.address()))
-    });
+    let outputs = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (genesis_output_id(i).to_array(), basic(AMOUNT, k.address())));
     Genesis::from_json(&genesis_with_outputs(
         ledger_engine::DEV_GENESIS_JSON,
         outputs,
     ))
-    .unwrap()
+    .expect("the bench genesis is valid")
 }
 
 fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 32]>) -> Vec<u8> {
-    let mut id = [0u8; 34];
-    id[..8].copy_from_slice(&(index as u64 + 1).to_le_bytes());
+    let id = genesis_output_id(index);
     let consumed = basic(AMOUNT, key.address());
     let essence = Essence {
         network_id: engine.params().network_id(),
-        inputs: Cow::Owned(vec![UtxoInput::new(id[..32].try_into().unwrap(), 0)]),
+        inputs: Cow::Owned(vec![UtxoInput::new(id.transaction_id, id.index)]),
         inputs_commitment: Hash32::from(inputs_commitment([&consumed]).expect("fixture encodes")),
         outputs: vec![basic(AMOUNT, [0xab; 32])],
         payload: None,
@@ -110,13 +122,13 @@ fn report(v: &[Took]) -> String {
 }
 
 fn confirm_round(keys: &[SigningKey], cold: bool, indexer: bool) -> (Took, Took) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let mut cfg = EngineConfig::dev(dir.path());
     cfg.genesis = genesis(keys);
     cfg.durability = Durability::Deferred { interval_ms: 100 };
     cfg.indexer = indexer;
-    let engine = Engine::open(cfg).unwrap();
-    let m1 = engine.issue_milestone().unwrap();
+    let engine = Engine::open(cfg).expect("the engine opens");
+    let m1 = engine.issue_milestone().expect("milestone 1");
     // Built before the clock starts: the figure is the engine's, not the signer's.
     let mut blocks = Vec::with_capacity(keys.len());
     let mut parents = vec![m1.block_id];
@@ -128,16 +140,18 @@ fn confirm_round(keys: &[SigningKey], cold: bool, indexer: bool) -> (Took, Took)
     }
     let (t, c) = (Instant::now(), cpu_time());
     for b in &blocks {
-        engine.submit_v2(b).unwrap();
+        engine.submit_v2(b).expect("the bench block is accepted");
     }
     let submit = Took::since(t, c);
     if cold {
         engine.forget_signature_verdicts();
     }
     let (t, c) = (Instant::now(), cpu_time());
-    let m2 = engine.issue_milestone().unwrap();
+    let m2 = engine.issue_milestone().expect("milestone 2");
     let confirm = Took::since(t, c);
-    let (created, consumed) = engine.milestone_diff(m2.index).unwrap();
+    let (created, consumed) = engine
+        .milestone_diff(m2.index)
+        .expect("the diff of milestone 2");
     assert_eq!(
         (created.len(), consumed.len()),
         (keys.len(), keys.len()),
@@ -194,14 +208,14 @@ fn confirm_10k() {
 fn richlist_1m() {
     const ADDRESSES: u32 = 1_000_000;
     let addr = |i: u32| {
-        let mut a = [0u8; 33];
-        a[1..5].copy_from_slice(&i.to_le_bytes());
-        a
+        let mut key_hash = [0u8; 32];
+        key_hash[..4].copy_from_slice(&i.to_le_bytes());
+        Address::Ed25519(Hash32::owned(key_hash)).to_array()
     };
     let mut r = RichList::new(0);
     for i in 0..ADDRESSES {
         r.credit_genesis(addr(i), u64::from(i % 100_000) + 1)
-            .unwrap();
+            .expect("a genesis credit");
     }
     // 100 milestones, each moving funds between 1000 addresses.
     for m in 1..=100u32 {
@@ -212,7 +226,8 @@ fn richlist_1m() {
                 [(addr(from), -1i128), (addr(to), 1i128)]
             })
             .collect();
-        r.apply_milestone(m, changes).unwrap();
+        r.apply_milestone(m, changes)
+            .expect("balances stay positive");
     }
     for (label, at) in [
         ("current", 100u32),
@@ -222,7 +237,7 @@ fn richlist_1m() {
         let runs: Vec<Duration> = (0..21)
             .map(|_| {
                 let t = Instant::now();
-                let top = r.top(100, at).unwrap();
+                let top = r.top(100, at).expect("the index is kept");
                 let e = t.elapsed();
                 assert_eq!(top.len(), 100);
                 e

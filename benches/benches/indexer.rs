@@ -10,6 +10,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use ledger_codec::stardust::Address;
+use ledger_codec::types::Hash32;
 use ledger_engine::internals::indexer::{Filter, IndexEntry, Indexer, OutputKind, Query};
 
 /// The system allocator, counting live heap bytes.
@@ -46,9 +48,9 @@ const ADDRESSES: u64 = 100_000;
 const PER_MILESTONE: u64 = 1_000;
 
 fn address(i: u64) -> [u8; 33] {
-    let mut a = [0u8; 33];
-    a[1..9].copy_from_slice(&i.to_le_bytes());
-    a
+    let mut key_hash = [0u8; 32];
+    key_hash[..8].copy_from_slice(&i.to_le_bytes());
+    Address::Ed25519(Hash32::owned(key_hash)).to_array()
 }
 
 fn entry(i: u64) -> IndexEntry {
@@ -90,8 +92,8 @@ fn main() {
             .collect();
         let t = Instant::now();
         ix.apply(
-            u32::try_from(m + 1).unwrap(),
-            u32::try_from(m + 1).unwrap(),
+            u32::try_from(m + 1).expect("milestone index fits u32"),
+            u32::try_from(m + 1).expect("milestone index fits u32"),
             &entries,
             &[],
         );
@@ -115,7 +117,7 @@ fn main() {
         let created: Vec<IndexEntry> = (OUTPUTS + round * 10_000..OUTPUTS + (round + 1) * 10_000)
             .map(entry)
             .collect();
-        let index = u32::try_from(OUTPUTS / PER_MILESTONE + round + 1).unwrap();
+        let index = u32::try_from(OUTPUTS / PER_MILESTONE + round + 1).expect("fits u32");
         let t = Instant::now();
         ix.apply(index, index, &created, &spent);
         churn.push(t.elapsed());

@@ -2,6 +2,8 @@
 //! bytes on disk per block. `cargo bench -p ledger-benches --bench log` (add `-- --quick`
 //! for 100k blocks in the reopen part). Prints a Markdown report.
 
+#![forbid(unsafe_code)]
+
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,22 +30,22 @@ struct Run {
 
 /// Appends `blocks` from `threads` threads (round-robin split) into a fresh log.
 fn append_run(durability: Durability, threads: usize, blocks: &[Vec<u8>]) -> Run {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let config = LogConfig::default().with_durability(durability);
-    let log = Arc::new(Log::open(dir.path(), config).unwrap());
+    let log = Arc::new(Log::open(dir.path(), config).expect("the log opens"));
     let start = Instant::now();
     std::thread::scope(|s| {
         for t in 0..threads {
             let log = &log;
             s.spawn(move || {
                 for b in blocks.iter().skip(t).step_by(threads) {
-                    log.append_v2(b).unwrap();
+                    log.append_v2(b).expect("append");
                 }
             });
         }
     });
     // Deferred mode: count the final fsync too, so all modes end durable.
-    log.sync().unwrap();
+    log.sync().expect("sync");
     let elapsed = start.elapsed();
     Run {
         blocks: blocks.len(),
@@ -95,35 +97,40 @@ fn main() {
     }
 
     // Reopen of a large log, and its size on disk.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let config = LogConfig::default().with_durability(Durability::Deferred { interval_ms: 1000 });
     let mut body_bytes = 0u64;
     {
-        let log = Log::open(dir.path(), config).unwrap();
+        let log = Log::open(dir.path(), config).expect("the log opens");
         let mut rng = rand::rngs::StdRng::seed_from_u64(2);
         let mut b = Vec::new();
         for _ in 0..reopen_blocks {
             b.clear();
             b.extend((0..rng.gen_range(150..650)).map(|_| rng.gen::<u8>()));
-            log.append_v2(&b).unwrap();
+            log.append_v2(&b).expect("append");
             body_bytes += b.len() as u64;
         }
-        log.sync().unwrap();
+        log.sync().expect("sync");
     }
     let mut times = Vec::new();
     let mut stats = None;
     for _ in 0..5 {
         let start = Instant::now();
-        let log = Log::open(dir.path(), config).unwrap();
+        let log = Log::open(dir.path(), config).expect("the log opens");
         times.push(start.elapsed());
         assert_eq!(log.len(), reopen_blocks as u64);
         stats = Some(log.stats());
     }
     times.sort();
-    let stats = stats.unwrap();
+    let stats = stats.expect("at least one reopen");
     let allocated: u64 = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().metadata().unwrap().blocks() * 512)
+        .expect("the log directory lists")
+        .map(|e| {
+            e.and_then(|e| e.metadata())
+                .expect("a log file's metadata")
+                .blocks()
+                * 512
+        })
         .sum();
     let n = reopen_blocks as f64;
     println!();

@@ -1,6 +1,8 @@
 //! PoW (TIP-12): score of a block, Curl-P-81 hashes per second (scalar vs
 //! bit-sliced at several widths, one core) and the nonce search on all cores.
 
+#![forbid(unsafe_code)]
+
 use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
 

@@ -1,1 +1,3 @@
 //! Shared helpers for the benchmarks.
+
+#![forbid(unsafe_code)]

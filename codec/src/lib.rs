@@ -11,6 +11,7 @@
 //! views into the caller's buffer. The same types, with owned contents
 //! (`'static`), are the owned model that carries serde JSON.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 pub mod ed25519;

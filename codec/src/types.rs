@@ -533,15 +533,26 @@ pub mod tagged {
 
 /// A method of an enum that reads one field of the variants that have it and gives `$default`
 /// for the others:
-/// `variant_field!(/** Features. */ features -> &[Feature<'a>] = |o| &o.features, Basic Nft; else &[])`.
+/// `variant_field!(/** Features. */ features -> &[Feature<'a>] = |o| &o.features, Basic Nft; else &[])`;
+/// without `; else …` every variant must be listed (the match is then exhaustive as written).
 macro_rules! variant_field {
+    (
+        $(#[$doc:meta])*
+        $name:ident -> $ret:ty = |$o:ident| $get:expr, $($var:ident)+
+    ) => {
+        $(#[$doc])*
+        pub fn $name(&self) -> $ret {
+            match self {
+                $(Self::$var($o) => $get,)+
+            }
+        }
+    };
     (
         $(#[$doc:meta])*
         $name:ident -> $ret:ty = |$o:ident| $get:expr, $($var:ident)+; else $default:expr
     ) => {
         $(#[$doc])*
         pub fn $name(&self) -> $ret {
-            #[allow(unreachable_patterns)]
             match self {
                 $(Self::$var($o) => $get,)+
                 _ => $default,

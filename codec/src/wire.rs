@@ -443,6 +443,16 @@ impl<'a, T: Codec<'a>> FieldRule<'a, Vec<T>> for Len {
 /// [`FieldRule`] after `with`, and named in errors by its JSON name:
 /// `fields_codec!(TaggedData<'a> { tag: "tag" with TAG, data: "data" with DATA })`.
 macro_rules! fields_codec {
+    ($t:ident {}) => {
+        impl<'a> $crate::wire::Codec<'a> for $t {
+            fn read(_: &mut $crate::wire::Reader<'a>) -> $crate::error::Result<Self> {
+                Ok(Self {})
+            }
+            fn encode(&self, _: &mut Vec<u8>) -> $crate::error::Result<()> {
+                Ok(())
+            }
+        }
+    };
     ($t:ident<$a:lifetime> { $($f:ident: $json:literal $(with $rule:expr)?),* $(,)? }) => {
         impl<$a> $crate::wire::Codec<$a> for $t<$a> {
             $crate::wire::fields_codec!(@methods $a; $($f: $json $(with $rule)?),*);
@@ -454,13 +464,11 @@ macro_rules! fields_codec {
         }
     };
     (@methods $a:lifetime; $($f:ident: $json:literal $(with $rule:expr)?),*) => {
-        #[allow(unused_variables)]
         fn read(r: &mut $crate::wire::Reader<$a>) -> $crate::error::Result<Self> {
             Ok(Self {
                 $($f: $crate::wire::fields_codec!(@read r, $json $(, $rule)?)?,)*
             })
         }
-        #[allow(unused_variables)]
         fn encode(&self, out: &mut Vec<u8>) -> $crate::error::Result<()> {
             $($crate::wire::fields_codec!(@write self.$f, out, $json $(, $rule)?)?;)*
             Ok(())

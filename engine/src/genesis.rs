@@ -92,7 +92,8 @@ impl Genesis {
             if !seen.insert(output_id) {
                 return Err(at("duplicate outputId".into()));
             }
-            if u16::from_le_bytes([output_id[32], output_id[33]]) > 127 {
+            let index = ledger_codec::stardust::OutputId::from_array(&output_id).index;
+            if index > ledger_codec::stardust::ids::MAX_OUTPUT_INDEX {
                 return Err(at("output index above 127".into()));
             }
             let bytes = o.output.to_bytes().map_err(|e| at(e.to_string()))?;

@@ -17,6 +17,8 @@
 //! them one by one. They are not the engine's API: the server uses only this root
 //! (`server/tests/layering.rs` fails otherwise).
 
+// The one unsafe operation is the log's memory map (`log/segment.rs`), allowed there by name.
+#![deny(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 mod error;
@@ -62,11 +64,14 @@ pub mod internals {
 pub use error::{EngineError, SubmitError};
 pub use genesis::{Genesis, DEV_GENESIS_JSON};
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
+/// The payload type of a v2 block's bytes: [`ledger_codec::stardust::payload_kind`], kept
+/// here until the server calls the codec.
+pub use ledger_codec::stardust::payload_kind;
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
-    payload_kind, BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneDiff,
-    MilestoneInfo, OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft,
-    V2Fields, V3Submitted,
+    BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneDiff, MilestoneInfo,
+    OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
+    V3Submitted,
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;

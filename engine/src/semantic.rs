@@ -29,10 +29,11 @@ use std::fmt;
 
 use ledger_codec::ed25519;
 use ledger_codec::stardust::{
-    alias_id, inputs_commitment, nft_id, AliasOutput, Feature, FoundryOutput, Output, OutputId,
-    ProtocolParameters, TokenScheme, Transaction, Unlock, UnlockCondition,
+    alias_id, inputs_commitment, nft_id, Address, AliasOutput, Feature, FoundryOutput, Output,
+    OutputId, ProtocolParameters, TokenScheme, Transaction, Unlock, UnlockCondition,
 };
-use ledger_codec::types::U256;
+use ledger_codec::types::{Hash32, U256};
+use ledger_codec::Codec;
 
 /// Most distinct native tokens over the inputs and outputs of one transaction.
 pub const MAX_NATIVE_TOKENS: usize = 64;
@@ -162,17 +163,11 @@ enum ChainKey {
 type AddrKey = [u8; 33];
 
 fn alias_address_key(id: &[u8; 32]) -> AddrKey {
-    let mut k = [0u8; 33];
-    k[0] = ledger_codec::stardust::Address::ALIAS;
-    k[1..].copy_from_slice(id);
-    k
+    Address::Alias(Hash32::borrowed(id)).to_array()
 }
 
 fn nft_address_key(id: &[u8; 32]) -> AddrKey {
-    let mut k = [0u8; 33];
-    k[0] = ledger_codec::stardust::Address::NFT;
-    k[1..].copy_from_slice(id);
-    k
+    Address::Nft(Hash32::borrowed(id)).to_array()
 }
 
 fn state_controller(a: &AliasOutput<'_>) -> Option<AddrKey> {
@@ -479,12 +474,15 @@ fn unlock_input(
 ) -> Result<(), ConflictReason> {
     let bad = ConflictReason::InvalidInputUnlock;
     let referenced_ok = |r: &u16| unlocked.at(owner) == Some(usize::from(*r));
-    match (owner[0], unlock) {
-        (ledger_codec::stardust::Address::ED25519, Unlock::Signature(sig)) => {
+    let Ok(address) = Address::decode(owner) else {
+        return Err(bad);
+    };
+    match (&address, unlock) {
+        (Address::Ed25519(key_hash), Unlock::Signature(sig)) => {
             if unlocked.contains(owner) {
                 return Err(bad);
             }
-            if ed25519::ed25519_address(&sig.public_key) != owner[1..] {
+            if ed25519::ed25519_address(&sig.public_key) != *key_hash.as_array() {
                 return Err(ConflictReason::InvalidSignature);
             }
             if !signature_ok(i) {
@@ -493,9 +491,9 @@ fn unlock_input(
             unlocked.add(*owner, i);
             Ok(())
         }
-        (ledger_codec::stardust::Address::ED25519, Unlock::Reference(r))
-        | (ledger_codec::stardust::Address::ALIAS, Unlock::Alias(r))
-        | (ledger_codec::stardust::Address::NFT, Unlock::Nft(r)) => {
+        (Address::Ed25519(_), Unlock::Reference(r))
+        | (Address::Alias(_), Unlock::Alias(r))
+        | (Address::Nft(_), Unlock::Nft(r)) => {
             if referenced_ok(r) {
                 Ok(())
             } else {

@@ -13,8 +13,8 @@ use rayon::prelude::*;
 
 use ledger_codec::ed25519::{verify_batch_chunked, Item};
 use ledger_codec::stardust::{
-    inputs_commitment_of_bytes, merkle_root, Block, Output, Payload, ProtocolParameters,
-    Transaction, Unlock,
+    inputs_commitment_of_bytes, merkle_root, output_spans, Block, Output, Payload,
+    ProtocolParameters, Transaction, Unlock,
 };
 use ledger_codec::Codec;
 
@@ -66,47 +66,12 @@ pub fn owning_address(o: &Output<'_>) -> Option<[u8; 33]> {
         })
 }
 
-/// Offsets of a transaction's outputs inside its block's bytes.
-fn output_offsets(block: &Block<'_>, tx: &Transaction<'_>) -> Vec<(u32, u32)> {
-    // protocol version, parents count, parents, payload length, payload type
-    let mut at = 1 + 1 + 32 * block.parents.len() + 4 + 4;
-    // essence type, network id, inputs count, inputs, commitment, outputs count
-    at += 1 + 8 + 2 + 35 * tx.essence.inputs.len() + 32 + 2;
-    tx.essence
-        .outputs
-        .iter()
-        .map(|o| {
-            let len = o.encoded_len();
-            let r = (
-                u32::try_from(at).unwrap_or(u32::MAX),
-                u32::try_from(len).unwrap_or(u32::MAX),
-            );
-            at += len;
-            r
-        })
-        .collect()
-}
-
 struct TxBlock<'a> {
     block_id: BlockId,
     record: u64,
     block: Block<'a>,
     // Id of the transaction it carries.
     tx_id: [u8; 32],
-}
-
-/// The id of the transaction a block carries, if any, hashed straight from
-/// the payload bytes inside the block (no re-encoding): protocol version,
-/// parents count, parents, payload length come first, the nonce last.
-pub(crate) fn transaction_id(block: &Block<'_>, bytes: &[u8]) -> Option<[u8; 32]> {
-    let Some(Payload::Transaction(tx)) = &block.payload else {
-        return None;
-    };
-    let start = 1 + 1 + 32 * block.parents.len() + 4;
-    match bytes.get(start..bytes.len().saturating_sub(8)) {
-        Some(payload) => Some(ledger_codec::hash::blake2b256(payload)),
-        None => tx.id().ok(),
-    }
 }
 
 /// Reads the output bytes at `loc` (a block record in the log, or genesis).
@@ -414,16 +379,15 @@ pub fn compute(
                 out.balance_changes.push((owner, -i128::from(o.amount())));
             }
         }
-        for (i, (o, (offset, len))) in tx
-            .essence
-            .outputs
-            .iter()
-            .zip(output_offsets(&b.block, tx))
-            .enumerate()
-        {
-            let mut key = [0u8; 34];
-            key[..32].copy_from_slice(&tx_id);
-            key[32..].copy_from_slice(&u16::try_from(i).unwrap_or(u16::MAX).to_le_bytes());
+        let spans = output_spans(&b.block).unwrap_or_default();
+        for ((index, o), span) in (0u16..).zip(&tx.essence.outputs).zip(spans) {
+            let key = ledger_codec::stardust::OutputId {
+                transaction_id: tx_id,
+                index,
+            }
+            .to_array();
+            let offset = u32::try_from(span.start).unwrap_or(u32::MAX);
+            let len = u32::try_from(span.len()).unwrap_or(u32::MAX);
             let owner = owning_address(o);
             if let Some(a) = owner {
                 out.balance_changes.push((a, i128::from(o.amount())));
@@ -471,32 +435,5 @@ mod tests {
         assert_eq!(cone_chunk(0), ledger_codec::ed25519::CHUNK_SIZE);
         assert_eq!(cone_chunk(100), ledger_codec::ed25519::CHUNK_SIZE);
         assert_eq!(cone_chunk(1_000_000), CONE_CHUNK_MAX);
-    }
-
-    #[test]
-    fn output_offsets_point_at_the_outputs() {
-        // The real signed transaction of the vectors, wrapped in a block.
-        let v: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(
-                ledger_test_support::vectors_dir().join("stardust/transaction_payloads.json"),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let hex_tx = v[0]["bytes"].as_str().unwrap();
-        let tx_bytes = hex::decode(hex_tx.trim_start_matches("0x")).unwrap();
-        let mut block = vec![2u8, 1];
-        block.extend_from_slice(&[0; 32]);
-        block.extend_from_slice(&u32::try_from(tx_bytes.len()).unwrap().to_le_bytes());
-        block.extend_from_slice(&tx_bytes);
-        block.extend_from_slice(&0u64.to_le_bytes());
-        let b = Block::decode(&block).unwrap();
-        let Some(Payload::Transaction(tx)) = &b.payload else {
-            panic!("not a transaction")
-        };
-        for ((off, len), o) in output_offsets(&b, tx).into_iter().zip(&tx.essence.outputs) {
-            let bytes = &block[off as usize..(off + len) as usize];
-            assert_eq!(&Output::decode(bytes).unwrap(), o);
-        }
     }
 }

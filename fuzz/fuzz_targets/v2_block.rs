@@ -1,5 +1,6 @@
 //! v2 block bytes: decode → encode gives the same bytes (and so does the JSON round trip).
 #![no_main]
+#![forbid(unsafe_code)]
 use ledger_codec::fuzzing::fuzz_v2_block;
 use libfuzzer_sys::fuzz_target;
 

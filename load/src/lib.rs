@@ -8,6 +8,7 @@
 //! measured from sending the request to having read the whole answer) and the status-code
 //! counts. Only loopback targets are accepted: it is a tool for one's own node.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 use std::{
@@ -83,10 +84,10 @@ pub const INDEXER_ADDRESSES: u64 = 100_000;
 /// Ed25519 address `i` of the indexer scenario: `pubKeyHash` = `i` as 8 bytes little-endian,
 /// then zeros (the same formula as `scripts/bench-indexer-genesis.py`), in bech32 with `rms`.
 pub fn indexer_address(i: u64) -> String {
-    let mut a = [0u8; 33];
-    a[1..9].copy_from_slice(&i.to_le_bytes());
-    ledger_codec::stardust::Address::decode(&a)
-        .and_then(|a| a.to_bech32("rms"))
+    let mut key_hash = [0u8; 32];
+    key_hash[..8].copy_from_slice(&i.to_le_bytes());
+    ledger_codec::stardust::Address::Ed25519(ledger_codec::types::Hash32::owned(key_hash))
+        .to_bech32("rms")
         .unwrap_or_default()
 }
 

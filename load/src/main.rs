@@ -1,6 +1,8 @@
 //! `ledger-load`: drives a running ledger-node's REST API on loopback and reports throughput,
 //! latency percentiles and status codes (see the library docs and BENCHMARKS.md).
 
+#![forbid(unsafe_code)]
+
 use std::{process::ExitCode, time::Duration};
 
 use clap::Parser;

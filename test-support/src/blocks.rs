@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Block, Ed25519Signature, Essence, Output, Payload, TaggedData, Transaction,
-    Unlock, UtxoInput,
+    inputs_commitment, Block, Ed25519Signature, Essence, Output, OutputId, Payload, TaggedData,
+    Transaction, Unlock, UtxoInput,
 };
 use ledger_codec::types::{Bytes, Hash32};
 use ledger_codec::Codec;
@@ -33,9 +33,8 @@ pub fn transaction(
     let utxos: Vec<UtxoInput> = inputs
         .iter()
         .map(|(id, _)| {
-            let mut tx = [0u8; 32];
-            tx.copy_from_slice(&id[..32]);
-            UtxoInput::new(tx, u16::from_le_bytes([id[32], id[33]]))
+            let id = OutputId::from_array(id);
+            UtxoInput::new(id.transaction_id, id.index)
         })
         .collect();
     let essence = Essence {
@@ -65,10 +64,11 @@ pub fn transaction_block(parents: Vec<[u8; 32]>, tx: Transaction<'static>) -> Ve
 
 /// The id of output `index` of transaction `tx`.
 pub fn output_id(tx: [u8; 32], index: u16) -> [u8; 34] {
-    let mut id = [0u8; 34];
-    id[..32].copy_from_slice(&tx);
-    id[32..].copy_from_slice(&index.to_le_bytes());
-    id
+    OutputId {
+        transaction_id: tx,
+        index,
+    }
+    .to_array()
 }
 
 fn block(parents: Vec<[u8; 32]>, payload: Payload<'static>) -> Vec<u8> {

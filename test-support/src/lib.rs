@@ -5,6 +5,7 @@
 //! Besides paths, JSON and bytes it holds the test keys ([`keys`]: the dev genesis key from
 //! the public test mnemonic), built on the codec's signing key.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 use std::path::PathBuf;

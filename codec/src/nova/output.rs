@@ -973,7 +973,7 @@ tagged_enum!(Output, "output", {
 impl<'a> Output<'a> {
     variant_field!(
         /// Base token amount.
-        amount -> u64 = |o| o.amount, Basic Account Anchor Foundry Nft Delegation; else 0
+        amount -> u64 = |o| o.amount, Basic Account Anchor Foundry Nft Delegation
     );
     variant_field!(
         /// Stored mana (0 for foundry and delegation outputs).
@@ -982,7 +982,7 @@ impl<'a> Output<'a> {
     variant_field!(
         /// Unlock conditions.
         unlock_conditions -> &[UnlockCondition<'a>] = |o| &o.unlock_conditions,
-            Basic Account Anchor Foundry Nft Delegation; else &[]
+            Basic Account Anchor Foundry Nft Delegation
     );
     variant_field!(
         /// Mutable features (empty for delegation outputs).

@@ -34,7 +34,10 @@ pub struct StorageScoreParameters {
 /// Work score parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
+#[expect(
+    missing_docs,
+    reason = "each field is the protocol parameter of the same name (camelCase) in its TIP"
+)]
 pub struct WorkScoreParameters {
     pub data_byte: u32,
     pub block: u32,
@@ -51,7 +54,10 @@ pub struct WorkScoreParameters {
 /// Mana parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
+#[expect(
+    missing_docs,
+    reason = "each field is the protocol parameter of the same name (camelCase) in its TIP"
+)]
 pub struct ManaParameters {
     pub bits_count: u8,
     pub generation_rate: u8,
@@ -66,7 +72,10 @@ pub struct ManaParameters {
 /// Congestion control parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
+#[expect(
+    missing_docs,
+    reason = "each field is the protocol parameter of the same name (camelCase) in its TIP"
+)]
 pub struct CongestionControlParameters {
     #[serde(with = "u64_str")]
     pub min_reference_mana_cost: u64,
@@ -84,7 +93,10 @@ pub struct CongestionControlParameters {
 /// Version signaling parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
+#[expect(
+    missing_docs,
+    reason = "each field is the protocol parameter of the same name (camelCase) in its TIP"
+)]
 pub struct VersionSignalingParameters {
     pub window_size: u8,
     pub window_target_ratio: u8,
@@ -94,7 +106,10 @@ pub struct VersionSignalingParameters {
 /// Rewards parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
+#[expect(
+    missing_docs,
+    reason = "each field is the protocol parameter of the same name (camelCase) in its TIP"
+)]
 pub struct RewardsParameters {
     pub profit_margin_exponent: u8,
     pub bootstrapping_duration: u32,
@@ -110,7 +125,10 @@ pub struct RewardsParameters {
 /// TIP-49 protocol parameters (the JSON object with `"type": 0`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
+#[expect(
+    missing_docs,
+    reason = "each field is the protocol parameter of the same name (camelCase) in its TIP"
+)]
 pub struct ProtocolParameters {
     #[serde(rename = "type")]
     pub kind: u8,

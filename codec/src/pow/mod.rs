@@ -35,10 +35,16 @@ pub const LANE_WORDS: usize = 8;
 /// Nonces hashed per pass of the search kernel.
 pub const LANES: usize = 64 * LANE_WORDS;
 
-/// The PoW digest: BLAKE2b-256 of all but the last 8 bytes; `None` if the block is shorter than 8 bytes.
-pub fn pow_digest(block: &[u8]) -> Option<[u8; 32]> {
+/// What the nonce is searched for: all but the last 8 bytes; `None` if the block is shorter
+/// than 8 bytes.
+pub fn pow_body(block: &[u8]) -> Option<&[u8]> {
     let body_len = block.len().checked_sub(NONCE_LEN)?;
-    block.get(..body_len).map(blake2b256)
+    block.get(..body_len)
+}
+
+/// The PoW digest: BLAKE2b-256 of [`pow_body`]; `None` if the block is shorter than 8 bytes.
+pub fn pow_digest(block: &[u8]) -> Option<[u8; 32]> {
+    pow_body(block).map(blake2b256)
 }
 
 /// The nonce: the last 8 bytes, little endian; `None` if the block is shorter.
@@ -318,5 +324,27 @@ pub fn mine(body: &[u8], min_score: u32, workers: usize, cancel: &AtomicBool) ->
             .flatten()
             .min(),
         Err(_) => run(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_and_the_nonce_split_the_block() {
+        let block: Vec<u8> = (1..=12).collect();
+        assert_eq!(pow_body(&block), Some(&block[..4]));
+        assert_eq!(
+            block_nonce(&block),
+            Some(u64::from_le_bytes([5, 6, 7, 8, 9, 10, 11, 12]))
+        );
+        assert_eq!(pow_digest(&block), Some(blake2b256(&block[..4])));
+        assert_eq!(pow_body(&block[..8]), Some(&[][..]));
+        for short in 0..8 {
+            assert_eq!(pow_body(&block[..short]), None);
+            assert_eq!(block_nonce(&block[..short]), None);
+            assert_eq!(pow_digest(&block[..short]), None);
+        }
     }
 }

@@ -39,6 +39,21 @@ impl OutputId {
         })
     }
 
+    /// The output id of its 34 bytes, as [`OutputId::to_array`] writes them (the index is
+    /// not checked: [`OutputId::decode`](Codec::decode) does that).
+    pub fn from_array(a: &[u8; 34]) -> Self {
+        let mut r = Reader::new(a);
+        let (transaction_id, index) = match (r.array::<32>(), r.u16()) {
+            (Ok(t), Ok(i)) => (*t, i),
+            // 34 bytes always hold both.
+            _ => ([0; 32], 0),
+        };
+        Self {
+            transaction_id,
+            index,
+        }
+    }
+
     /// The 34 bytes.
     pub fn to_array(&self) -> [u8; 34] {
         let mut a = [0u8; 34];
@@ -148,4 +163,27 @@ fn commitment_of_hashes(hashes: impl IntoIterator<Item = [u8; 32]>) -> [u8; 32] 
 /// TIP-4 Merkle tree hash of `leaves` (block ids in white-flag order).
 pub fn merkle_root(leaves: &[[u8; 32]]) -> [u8; 32] {
     crate::merkle::root(leaves)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_id_arrays_round_trip() {
+        for index in [0, 1, 127, 128, u16::MAX] {
+            let id = OutputId {
+                transaction_id: [7; 32],
+                index,
+            };
+            assert_eq!(OutputId::from_array(&id.to_array()), id);
+        }
+        let mut bytes = [1u8; 34];
+        bytes[32..].copy_from_slice(&300u16.to_le_bytes());
+        assert_eq!(OutputId::from_array(&bytes).index, 300, "not range-checked");
+        assert!(
+            OutputId::decode(&bytes).is_err(),
+            "decoding checks the range"
+        );
+    }
 }

@@ -10,6 +10,7 @@ pub mod address;
 pub mod block;
 pub mod ids;
 pub mod input;
+pub mod layout;
 pub mod milestone;
 pub mod output;
 pub mod payload;
@@ -23,6 +24,9 @@ pub use ids::{
     nft_id, OutputId,
 };
 pub use input::{Input, TreasuryInput, UtxoInput};
+pub use layout::{
+    fill_parents, output_spans, payload_bytes, payload_kind, transaction_id_of_block,
+};
 pub use milestone::{
     MigratedFundsEntry, Milestone, MilestoneOption, ProtocolParamsOption, Receipt,
     TailTransactionHash,
@@ -57,10 +61,11 @@ pub(crate) fn check_types_ascending(
     Ok(())
 }
 
-/// Serde modules for structs whose JSON carries a fixed numeric `"type"`.
+/// Serde modules for structs whose JSON carries a fixed numeric `"type"`:
+/// `typed_serde!(t1 = 1)` for a field, `typed_serde!(opt t5_opt = 5)` for an optional one.
+/// Only the modules some field uses are declared (no dead code to allow).
 macro_rules! typed_serde {
-    ($name:ident, $opt:ident, $ty:expr) => {
-        #[allow(dead_code)]
+    ($name:ident = $ty:expr) => {
         pub(crate) mod $name {
             use serde::{de::DeserializeOwned, Deserializer, Serialize, Serializer};
 
@@ -77,8 +82,8 @@ macro_rules! typed_serde {
                 crate::types::tagged::deserialize_fixed::<D, T, $ty>(d)
             }
         }
-
-        #[allow(dead_code)]
+    };
+    (opt $opt:ident = $ty:expr) => {
         pub(crate) mod $opt {
             use serde::{de::DeserializeOwned, Deserializer, Serialize, Serializer};
 
@@ -87,7 +92,7 @@ macro_rules! typed_serde {
                 s: S,
             ) -> Result<S::Ok, S::Error> {
                 match v {
-                    Some(v) => super::$name::serialize(v, s),
+                    Some(v) => crate::types::tagged::serialize(s, $ty, v),
                     None => s.serialize_none(),
                 }
             }
@@ -127,8 +132,7 @@ macro_rules! typed_struct_serde {
 pub(crate) use typed_struct_serde;
 
 pub(crate) mod typed {
-    typed_serde!(t1, t1_opt, 1);
-    typed_serde!(t2, t2_opt, 2);
-    typed_serde!(t4, t4_opt, 4);
-    typed_serde!(t5, t5_opt, 5);
+    typed_serde!(t1 = 1);
+    typed_serde!(t2 = 2);
+    typed_serde!(opt t5_opt = 5);
 }

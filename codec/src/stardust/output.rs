@@ -742,7 +742,7 @@ impl<'a> Output<'a> {
 
     variant_field!(
         /// Base token amount.
-        amount -> u64 = |o| o.amount, Treasury Basic Alias Foundry Nft; else 0
+        amount -> u64 = |o| o.amount, Treasury Basic Alias Foundry Nft
     );
     variant_field!(
         /// Native tokens (empty for treasury outputs).

@@ -142,14 +142,7 @@ impl IndexEntry {
                 e.issuer = Some(a.to_array());
             }
         }
-        let implicit = || {
-            let mut transaction_id = [0u8; 32];
-            transaction_id.copy_from_slice(&output_id[..32]);
-            stardust::OutputId {
-                transaction_id,
-                index: u16::from_le_bytes([output_id[32], output_id[33]]),
-            }
-        };
+        let implicit = || stardust::OutputId::from_array(output_id);
         e.chain_id = match output {
             Output::Alias(o) if o.alias_id.is_zero() => {
                 Some(ChainId::Alias(stardust::alias_id(&implicit())))

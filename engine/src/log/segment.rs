@@ -150,6 +150,10 @@ impl Segment {
     }
 }
 
+#[expect(
+    unsafe_code,
+    reason = "mapping a file is unsafe in memmap2; the SAFETY comment says why it is sound here"
+)]
 fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
     // SAFETY: the mapping is read-only and shared. The `File` is kept beside the `Mmap` for the
     // mapping's whole life. The log is the only writer of its directory (documented in

@@ -139,7 +139,7 @@ impl Engine {
                 nonce: 0,
             };
             let bytes = block.to_bytes()?;
-            let body = bytes.get(..bytes.len() - 8).unwrap_or_default();
+            let body = ledger_codec::pow::pow_body(&bytes).unwrap_or_default();
             block.nonce = self.mine(body, &cancel).unwrap_or(0);
             let bytes = block.to_bytes()?;
             let id = Block::id_of(&bytes);

@@ -44,7 +44,7 @@ use crate::whiteflag::{self, Confirmation};
 pub use gossip::{BroadcastHook, GossipStored, SyncState};
 use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
-pub use prepare::{payload_kind, PowStep, Prepared, V2Draft, V2Fields};
+pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]
@@ -346,8 +346,11 @@ impl Engine {
 
     /// The block that included transaction `tx` (via its output 0 in the ledger).
     pub fn included_block(&self, tx: &[u8; 32]) -> Option<BlockId> {
-        let mut oid = [0u8; 34];
-        oid[..32].copy_from_slice(tx);
+        let oid = ledger_codec::stardust::OutputId {
+            transaction_id: *tx,
+            index: 0,
+        }
+        .to_array();
         let st = self.read();
         let row = st.ledger.get(&oid)?;
         (row.loc.record != BytesLoc::GENESIS).then_some(row.block_id)

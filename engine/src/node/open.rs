@@ -176,7 +176,7 @@ impl Engine {
                     hex32(&id)
                 )));
             };
-            let tx_id = whiteflag::transaction_id(&block, rec.bytes());
+            let tx_id = ledger_codec::stardust::transaction_id_of_block(rec.bytes());
             Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64(), None);
         }
         drop(st);
@@ -186,7 +186,7 @@ impl Engine {
     }
 
     /// Adds a stored block to the tangle; `tx_id` is
-    /// [`whiteflag::transaction_id`], hashed before the state lock is taken.
+    /// [`ledger_codec::stardust::transaction_id_of_block`], hashed before the state lock is taken.
     pub(super) fn insert_block(
         st: &mut State,
         id: BlockId,

@@ -4,12 +4,11 @@
 //! signatures and milestone rules follow in [`Engine::submit_v2_nowait`]; gossip hands
 //! complete blocks straight to that.
 
+use ledger_codec::pow;
+use ledger_codec::stardust::{layout, Transaction};
 use ledger_codec::types::FixedList;
 
 use super::*;
-
-/// Length of the nonce at the end of a v2 block.
-const NONCE_LEN: usize = 8;
 
 /// A v2 block as a client sent it.
 #[derive(Debug, Clone)]
@@ -128,39 +127,25 @@ impl Engine {
 
     /// Wire bytes: version byte first; zero parents get them filled in (nonce 0 required).
     fn prepare_bytes(&self, body: Vec<u8>) -> Result<(Vec<u8>, bool), SubmitError> {
-        let Some(&version) = body.first() else {
+        let Some(version) = layout::protocol_version(&body) else {
             return Err(invalid("request body is empty"));
         };
         self.check_version(u64::from(version))?;
-        let no_parents = body.get(1) == Some(&0);
+        let no_parents = layout::parent_count(&body) == Some(0);
         let bytes = if no_parents {
-            let nonce = body
-                .len()
-                .checked_sub(NONCE_LEN)
-                .filter(|&at| at >= 2)
-                .and_then(|at| body.get(at..))
-                .ok_or_else(|| invalid("block is too short"))?;
-            if nonce.iter().any(|&b| b != 0) {
+            let nonce = layout::nonce(&body).ok_or_else(|| invalid("block is too short"))?;
+            if nonce != 0 {
                 return Err(invalid("no parents were given but nonce was != 0"));
             }
             let parents = self.fill_parents()?;
-            let count = u8::try_from(parents.len())
-                .map_err(|_| SubmitError::Internal("more than 255 parents selected".into()))?;
-            let rest = body.get(2..).unwrap_or_default();
-            let mut bytes = Vec::with_capacity(body.len() + 32 * parents.len());
-            bytes.push(version);
-            bytes.push(count);
-            for p in &parents {
-                bytes.extend_from_slice(p);
-            }
-            bytes.extend_from_slice(rest);
-            bytes
+            layout::fill_parents(&body, &parents)
+                .map_err(|e| SubmitError::Internal(format!("filling in parents: {e}")))?
         } else {
             body
         };
         // The network id needs a transaction's essence; a block that does not decode fails
         // syntax after PoW.
-        if payload_kind(&bytes) == Some(ledger_codec::stardust::Transaction::KIND) {
+        if layout::payload_kind(&bytes) == Some(Transaction::KIND) {
             if let Ok(block) = Block::decode(&bytes) {
                 self.check_network(&block)?;
             }
@@ -205,19 +190,17 @@ impl Engine {
     /// milestones are exempt.
     fn pow_step(&self, bytes: &[u8]) -> Result<PowStep, SubmitError> {
         let min_score = self.params().min_pow_score;
-        if min_score == 0 || ledger_codec::pow::meets_score(bytes, min_score) {
+        if min_score == 0 || pow::meets_score(bytes, min_score) {
             return Ok(PowStep::Done);
         }
-        let Some(body_len) = bytes.len().checked_sub(NONCE_LEN) else {
+        let Some(body) = pow::pow_body(bytes) else {
             return Err(invalid("block is too short"));
         };
-        let nonce_zero = bytes
-            .get(body_len..)
-            .is_some_and(|n| n.iter().all(|&b| b == 0));
-        if !nonce_zero {
+        let body_len = body.len();
+        if pow::block_nonce(bytes) != Some(0) {
             return Err(invalid(format!(
                 "block has insufficient PoW score {:.2} (minimum {min_score})",
-                ledger_codec::pow::pow_score(bytes)
+                pow::pow_score(bytes)
             )));
         }
         // Milestone payloads are exempt; a block that does not decode fails syntax next.
@@ -226,22 +209,5 @@ impl Engine {
             Err(_) => Ok(PowStep::Done),
             Ok(_) => Ok(PowStep::Search { body_len }),
         }
-    }
-}
-
-/// The payload type read from the wire layout (version, parent count, parents, payload
-/// length, type); `None` without a payload or when the bytes are too short to say (strict
-/// decoding reports those).
-pub fn payload_kind(bytes: &[u8]) -> Option<u32> {
-    let at = 2 + 32 * usize::from(*bytes.get(1)?);
-    let word = |i: usize| {
-        bytes
-            .get(i..i + 4)
-            .and_then(|w| <[u8; 4]>::try_from(w).ok())
-            .map(u32::from_le_bytes)
-    };
-    match word(at)? {
-        0 => None,
-        _ => word(at + 4),
     }
 }

@@ -89,7 +89,7 @@ impl Engine {
             .append_nowait(&LogId::V2(id), bytes)
             .map_err(internal)?;
         self.stored();
-        let tx_id = whiteflag::transaction_id(&block, bytes);
+        let tx_id = ledger_codec::stardust::transaction_id_of_block(bytes);
         if milestone_index.is_some() {
             self.log.wait_durable_at(durable).map_err(internal)?;
         }

@@ -73,7 +73,7 @@ async fn submit(
         "application/vnd.iota.serializer-v1" => match Block::decode(&body) {
             Ok(b) => {
                 // Parents: every tip, plus at most one block accepted before.
-                let mut ids = seen.ids.lock().unwrap();
+                let mut ids = seen.ids.lock().expect("a handler panicked holding the ids");
                 let earlier = b.parents.iter().filter(|p| ids.contains(*p)).count();
                 let tips = b.parents.iter().filter(|p| TIPS.contains(p)).count();
                 seen.chained
@@ -97,7 +97,12 @@ async fn submit(
                 full["nonce"] = json!("0");
                 let fresh = Block::from_json_value(full)
                     .and_then(|b| b.id())
-                    .map(|id| seen.ids.lock().unwrap().insert(id))
+                    .map(|id| {
+                        seen.ids
+                            .lock()
+                            .expect("a handler panicked holding the ids")
+                            .insert(id)
+                    })
                     .unwrap_or(false);
                 v.get("parents").is_none()
                     && v.get("nonce").is_none()

@@ -1,6 +1,11 @@
 //! Signatures verified on arrival: white-flag over cached verdicts confirms
 //! exactly what a cold verification of the same cone confirms.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
+)]
+
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -65,10 +70,10 @@ fn transfer(
     let (id, consumed) = input;
     let essence = Essence {
         network_id,
-        inputs: Cow::Owned(vec![UtxoInput::new(
-            id[..32].try_into().unwrap(),
-            u16::from_le_bytes([id[32], id[33]]),
-        )]),
+        inputs: Cow::Owned(vec![{
+            let id = ledger_codec::stardust::OutputId::from_array(id);
+            UtxoInput::new(id.transaction_id, id.index)
+        }]),
         inputs_commitment: Hash32::from(inputs_commitment([consumed]).unwrap()),
         outputs,
         payload: None,

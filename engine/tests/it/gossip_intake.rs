@@ -3,6 +3,11 @@
 //! same ledger; invalid blocks are refused with their reason; the broadcast hook hears of
 //! each block once it is solid and durable.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
+)]
+
 use std::sync::{Arc, Mutex};
 
 use ledger_codec::ed25519::SigningKey;

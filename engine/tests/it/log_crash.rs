@@ -3,6 +3,11 @@
 //! moment, reopens the log (no repair step) and checks that every acknowledged block is there
 //! and intact. The child is this test binary itself, re-run with `LOG_CRASH_CHILD_DIR` set.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
+)]
+
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -70,6 +75,16 @@ fn crash_child_process() {
     });
 }
 
+/// The child's full test name as `--exact` wants it: its path in this test binary without the
+/// crate's name (`log_crash::crash_child_process` in the `it` binary), so the filter follows
+/// the module wherever it is mounted.
+fn child_test_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_crate, module)) => format!("{module}::crash_child_process"),
+        None => "crash_child_process".to_owned(),
+    }
+}
+
 fn parse_ack(line: &str) -> Option<BlockId> {
     let line = line.strip_suffix('\n')?;
     let (kind, hex_id) = line.strip_prefix("ACK ")?.split_once(' ')?;
@@ -88,7 +103,7 @@ fn run_and_kill(dir: &Path, cycle: u64, rng: &mut impl Rng) -> Vec<BlockId> {
         .args([
             "--ignored",
             "--exact",
-            "crash_child_process",
+            child_test_name().as_str(),
             "--nocapture",
             "--test-threads=1",
         ])

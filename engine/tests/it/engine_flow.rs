@@ -1,6 +1,11 @@
 //! The engine end to end: genesis, blocks, milestones by the built-in
 //! coordinator, white-flag, ledger, rich list, restart.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
+)]
+
 use std::sync::Arc;
 
 use ledger_codec::ed25519::SigningKey;

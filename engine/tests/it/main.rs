@@ -1,0 +1,18 @@
+//! The integration tests of ledger-engine, in one test binary (one link instead of one per file):
+//! each former `tests/<name>.rs` is the module `<name>` here, so a test's full name is
+//! `<name>::<test>` (e.g. `cargo test -p ledger-engine --test it engine_flow::`).
+
+#![forbid(unsafe_code)]
+
+mod engine_flow;
+mod gossip_intake;
+mod indexer_props;
+mod ledger_model;
+mod log_crash;
+mod log_model;
+mod semantic_validation;
+mod semantic_vectors;
+mod signature_cache;
+mod tangle_props;
+mod timing_hook;
+mod whiteflag_vectors;
