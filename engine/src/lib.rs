@@ -64,9 +64,6 @@ pub mod internals {
 pub use error::{EngineError, SubmitError};
 pub use genesis::{Genesis, DEV_GENESIS_JSON};
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
-/// The payload type of a v2 block's bytes: [`ledger_codec::stardust::payload_kind`], kept
-/// here until the server calls the codec.
-pub use ledger_codec::stardust::payload_kind;
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
     BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneDiff, MilestoneInfo,

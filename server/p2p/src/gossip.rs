@@ -245,8 +245,8 @@ impl Gossip {
             }
             inflight.insert(id, vec![peer]);
         }
-        let is_milestone =
-            ledger_engine::payload_kind(&bytes) == Some(ledger_codec::stardust::Milestone::KIND);
+        let is_milestone = ledger_codec::stardust::payload_kind(&bytes)
+            == Some(ledger_codec::stardust::Milestone::KIND);
         if requested_index.is_none()
             && !is_milestone
             && !self.engine.sync_state().is_almost_synced()

@@ -2,6 +2,11 @@
 //! and its command line) for one concern. One test binary for all of them, so the suite links
 //! once; `cargo test -p ledger-server --test it <module>::` runs one concern.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] functions build fixtures; a broken fixture should panic the test"
+)]
+
 mod common;
 mod p2p_support;
 mod v2_support;

@@ -173,7 +173,7 @@ impl SubmitService {
 /// data.
 fn is_light(bytes: &[u8]) -> bool {
     matches!(
-        ledger_engine::payload_kind(bytes),
+        ledger_codec::stardust::payload_kind(bytes),
         None | Some(TaggedData::KIND)
     )
 }
