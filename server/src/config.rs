@@ -16,6 +16,7 @@ use ledger_api::{
         DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BODY,
     },
     media::DEFAULT_BODY_LIMIT,
+    serve::ConnectionLimits,
 };
 use ledger_p2p::{
     P2pConfig, DEFAULT_BIND as DEFAULT_P2P_BIND, DEFAULT_HEARTBEAT_MAX_AGE, DEFAULT_READ_TIMEOUT,
@@ -192,23 +193,25 @@ impl NodeConfig {
             body_limit: api_body_limit,
             public_routes: routes(args.public_routes, DEFAULT_PUBLIC_ROUTES),
             protected_routes: routes(args.protected_routes, DEFAULT_PROTECTED_ROUTES),
-            header_timeout: seconds(
-                "http-header-timeout",
-                args.http_header_timeout,
-                DEFAULT_HEADER_TIMEOUT,
-            )?,
-            idle_timeout: seconds(
-                "http-idle-timeout",
-                args.http_idle_timeout,
-                DEFAULT_IDLE_TIMEOUT,
-            )?,
+            connections: ConnectionLimits {
+                header_timeout: seconds(
+                    "http-header-timeout",
+                    args.http_header_timeout,
+                    DEFAULT_HEADER_TIMEOUT,
+                )?,
+                idle_timeout: seconds(
+                    "http-idle-timeout",
+                    args.http_idle_timeout,
+                    DEFAULT_IDLE_TIMEOUT,
+                )?,
+                max_connections: at_least_one("http-max-connections", args.http_max_connections)?
+                    .unwrap_or_else(ledger_api::serve::default_max_connections),
+            },
             body_timeout: seconds(
                 "http-body-timeout",
                 args.http_body_timeout,
                 DEFAULT_BODY_TIMEOUT,
             )?,
-            max_connections: at_least_one("http-max-connections", args.http_max_connections)?
-                .unwrap_or_else(ledger_api::serve::default_max_connections),
             max_buffered_body: match args.http_max_buffered_body {
                 Some(n) if n < api_body_limit => {
                     return Err(ConfigError::Invalid {

@@ -299,7 +299,7 @@ async fn run_with_state(
         state = state.with_v3_params(v3);
     }
     state.rejects.spawn_logger();
-    let limits = config.api.connection_limits();
+    let limits = config.api.connections;
     // The metrics line comes before the API's: readers of stdout stop at the API line.
     let metrics = match (listeners.metrics, node.engine()) {
         (Some(listener), Some(engine)) => Some(spawn_metrics(listener, &state, engine, limits)?),

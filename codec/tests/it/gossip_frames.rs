@@ -2,11 +2,6 @@
 //! every protocol violation, and round trips through the incremental reader
 //! under arbitrary chunking.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::borrow::Cow;
 
 use ledger_codec::fuzzing::fuzz_gossip_frames;

@@ -2,6 +2,10 @@
 //! each former `tests/<name>.rs` is the module `<name>` here, so a test's full name is
 //! `<name>::<test>` (e.g. `cargo test -p ledger-codec --test it ed25519_vectors::`).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] functions build fixtures (clippy.toml allows unwrap inside tests): a panic is the failure report"
+)]
 #![forbid(unsafe_code)]
 
 mod ed25519_vectors;

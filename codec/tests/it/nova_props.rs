@@ -2,11 +2,6 @@
 //! and JSON; mutated vector blocks never panic the decoder or validator and,
 //! when they decode, re-encode to the same bytes.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use ledger_test_support as common;
 
 use std::borrow::Cow;

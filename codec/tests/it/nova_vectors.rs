@@ -1,11 +1,6 @@
 //! Data-driven tests over `vectors/nova`: decode, byte-exact JSON round
 //! trips both ways, every id, signatures and work scores.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use ledger_test_support as common;
 
 use ledger_codec::nova::block::{check_block_syntax, Block, Payload};

@@ -1,11 +1,6 @@
 //! Property tests: random valid v2 blocks of every payload kind round-trip
 //! through bytes and JSON; mutated or truncated valid bytes never panic.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use ledger_test_support as common;
 
 use std::borrow::Cow;

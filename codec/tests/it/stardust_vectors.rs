@@ -2,11 +2,6 @@
 //! the ZIP-215 file, which belong to other modules, and the OpenAPI yaml).
 //! Every failure names its vector; all failures of a file are reported together.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use ledger_test_support as common;
 
 use std::borrow::Cow;

@@ -1,45 +1,20 @@
 //! The engine end to end: genesis, blocks, milestones by the built-in
 //! coordinator, white-flag, ledger, rich list, restart.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::sync::Arc;
 
 use ledger_codec::ed25519::SigningKey;
-use ledger_codec::stardust::{Address, Block, Output, Payload, TaggedData};
-use ledger_codec::types::{Bytes, Hash32};
+use ledger_codec::stardust::{Block, Output, Payload, TaggedData};
+use ledger_codec::types::Bytes;
 use ledger_codec::Codec;
-use ledger_engine::Durability;
 use ledger_engine::Inclusion;
-use ledger_engine::{Engine, EngineConfig, Genesis, SubmitError};
+use ledger_engine::{Engine, EngineConfig, SubmitError};
 use ledger_test_support::blocks;
 
-const SUPPLY: u64 = 1_813_620_509_061_365;
-
-fn key() -> SigningKey {
-    SigningKey::from_seed(&[7; 32])
-}
-
-fn genesis_for(key: &SigningKey) -> Genesis {
-    let text = ledger_engine::DEV_GENESIS_JSON.replace(
-        "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
-        &format!("0x{}", hex::encode(key.address())),
-    );
-    Genesis::from_json(&text).unwrap()
-}
+use crate::dev_net::{self, basic, key, SUPPLY};
 
 fn open(dir: &std::path::Path) -> Arc<Engine> {
-    let mut c = EngineConfig::dev(dir);
-    c.genesis = genesis_for(&key());
-    c.durability = Durability::Deferred { interval_ms: 50 };
-    Engine::open(c).unwrap()
-}
-
-fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
+    Engine::open(dev_net::config(dir, 50)).unwrap()
 }
 
 fn tagged(engine: &Engine, tag: &[u8]) -> Vec<u8> {

@@ -3,48 +3,26 @@
 //! same ledger; invalid blocks are refused with their reason; the broadcast hook hears of
 //! each block once it is solid and durable.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::sync::{Arc, Mutex};
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{Address, Output};
 use ledger_codec::types::Hash32;
-use ledger_engine::internals::log::{BlockId as LogId, Durability};
+use ledger_engine::internals::log::BlockId as LogId;
 use ledger_engine::BlockId;
-use ledger_engine::{BroadcastHook, Engine, EngineConfig, Genesis, SubmitError};
+use ledger_engine::{BroadcastHook, Engine, SubmitError};
 use ledger_test_support::blocks;
 
-const SUPPLY: u64 = 1_813_620_509_061_365;
-
-fn key() -> SigningKey {
-    SigningKey::from_seed(&[7; 32])
-}
-
-fn genesis() -> Genesis {
-    let text = ledger_engine::DEV_GENESIS_JSON.replace(
-        "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
-        &format!("0x{}", hex::encode(key().address())),
-    );
-    Genesis::from_json(&text).unwrap()
-}
+use crate::dev_net::{self, key, SUPPLY};
 
 fn coordinator(dir: &std::path::Path) -> Arc<Engine> {
-    let mut c = EngineConfig::dev(dir);
-    c.genesis = genesis();
-    c.durability = Durability::Deferred { interval_ms: 5 };
-    Engine::open(c).unwrap()
+    Engine::open(dev_net::config(dir, 5)).unwrap()
 }
 
 fn follower(dir: &std::path::Path, coordinator_key: [u8; 32]) -> Arc<Engine> {
-    let mut c = EngineConfig::dev(dir);
-    c.genesis = genesis();
+    let mut c = dev_net::config(dir, 5);
     c.coordinator = false;
     c.coordinator_public_keys = vec![coordinator_key];
-    c.durability = Durability::Deferred { interval_ms: 5 };
     Engine::open(c).unwrap()
 }
 
@@ -83,10 +61,7 @@ fn history(dir: &std::path::Path, milestones: u32) -> Arc<Engine> {
         .map(|i| SigningKey::from_seed(&[i + 20; 32]))
         .collect();
     let mut owner = key();
-    let mut coin = (
-        [0u8; 34],
-        Output::basic(SUPPLY, Address::Ed25519(Hash32::from(key().address()))),
-    );
+    let mut coin = ([0u8; 34], dev_net::basic(SUPPLY, key().address()));
     for i in 0..milestones {
         let next = keys[i as usize % keys.len()].clone();
         let (block, out) = transfer(&a, &owner, coin, &next);

@@ -1,11 +1,6 @@
 //! Model-based property test: the engine's ledger against a plain in-memory
 //! reference, over random transfers, double spends and milestones.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::borrow::Cow;
 use std::collections::HashMap;
 

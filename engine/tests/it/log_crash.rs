@@ -3,11 +3,6 @@
 //! moment, reopens the log (no repair step) and checks that every acknowledged block is there
 //! and intact. The child is this test binary itself, re-run with `LOG_CRASH_CHILD_DIR` set.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;

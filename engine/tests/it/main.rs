@@ -2,8 +2,13 @@
 //! each former `tests/<name>.rs` is the module `<name>` here, so a test's full name is
 //! `<name>::<test>` (e.g. `cargo test -p ledger-engine --test it engine_flow::`).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] functions build fixtures (clippy.toml allows unwrap inside tests): a panic is the failure report"
+)]
 #![forbid(unsafe_code)]
 
+mod dev_net;
 mod engine_flow;
 mod gossip_intake;
 mod indexer_props;

@@ -2,11 +2,6 @@
 //! transaction here is built, signed with Ed25519 keys, checked to be
 //! syntactically valid by the codec, and then validated semantically.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::borrow::Cow;
 
 use ledger_codec::ed25519::SigningKey;

@@ -4,11 +4,6 @@
 //! without its consumed output, and one real prepared essence
 //! (`sigUnlockPreparedTx.json`) with its consumed output but without a signature.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use ledger_test_support as common;
 
 use std::borrow::Cow;

@@ -1,49 +1,28 @@
 //! Signatures verified on arrival: white-flag over cached verdicts confirms
 //! exactly what a cold verification of the same cone confirms.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{
-    inputs_commitment, Address, Block, Ed25519Signature, Essence, Output, Payload, Transaction,
-    Unlock, UtxoInput,
+    inputs_commitment, Block, Ed25519Signature, Essence, Output, Payload, Transaction, Unlock,
+    UtxoInput,
 };
 use ledger_codec::types::Hash32;
 use ledger_codec::Codec;
 use ledger_engine::internals::whiteflag::ARRIVAL_BATCH;
 use ledger_engine::ConflictReason;
-use ledger_engine::Durability;
+use ledger_engine::Engine;
 use ledger_engine::Inclusion;
-use ledger_engine::{Engine, EngineConfig, Genesis};
 
-const SUPPLY: u64 = 1_813_620_509_061_365;
-
-fn key() -> SigningKey {
-    SigningKey::from_seed(&[7; 32])
-}
+use crate::dev_net::{self, basic, key, SUPPLY};
 
 fn open(dir: &std::path::Path) -> Arc<Engine> {
     // Both nodes share the coordinator key, so one accepts the other's milestone.
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("coordinator.key"), hex::encode([9u8; 32])).unwrap();
-    let text = ledger_engine::DEV_GENESIS_JSON.replace(
-        "0xd18f653d669d2267974caac6ff6254effd5e6c0eeebe3e25944193fbfcafb9c0",
-        &format!("0x{}", hex::encode(key().address())),
-    );
-    let mut c = EngineConfig::dev(dir);
-    c.genesis = Genesis::from_json(&text).unwrap();
-    c.durability = Durability::Deferred { interval_ms: 50 };
-    Engine::open(c).unwrap()
-}
-
-fn basic(amount: u64, to: [u8; 32]) -> Output<'static> {
-    Output::basic(amount, Address::Ed25519(Hash32::from(to)))
+    Engine::open(dev_net::config(dir, 50)).unwrap()
 }
 
 fn output_id(tx: [u8; 32], i: u16) -> [u8; 34] {

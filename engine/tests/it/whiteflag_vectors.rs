@@ -8,11 +8,6 @@
 //! no transaction gets the applied Merkle root that every real milestone of the vectors
 //! carries (`0x0e5751c0…`, the root of the empty list).
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions (clippy.toml allows unwrap inside them): a panic is the failure report"
-)]
-
 use ledger_test_support as common;
 
 use ledger_codec::{stardust::Block, Codec};

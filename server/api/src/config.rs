@@ -35,14 +35,10 @@ pub struct ApiConfig {
     pub public_routes: Vec<String>,
     /// Protected route patterns.
     pub protected_routes: Vec<String>,
-    /// Time for a request header.
-    pub header_timeout: Duration,
-    /// Longest idle time of a keep-alive connection between requests.
-    pub idle_timeout: Duration,
+    /// Connections: time for a header, idle time between requests, most at once.
+    pub connections: ConnectionLimits,
     /// Time for a whole request body.
     pub body_timeout: Duration,
-    /// Most connections at once.
-    pub max_connections: usize,
     /// Most request-body bytes buffered at once.
     pub max_buffered_body: usize,
     /// Most block submissions in flight at once.
@@ -64,24 +60,15 @@ impl Default for ApiConfig {
                 .iter()
                 .map(|&r| r.to_owned())
                 .collect(),
-            header_timeout: Duration::from_secs_f64(DEFAULT_HEADER_TIMEOUT),
-            idle_timeout: Duration::from_secs_f64(DEFAULT_IDLE_TIMEOUT),
+            connections: ConnectionLimits {
+                header_timeout: Duration::from_secs_f64(DEFAULT_HEADER_TIMEOUT),
+                idle_timeout: Duration::from_secs_f64(DEFAULT_IDLE_TIMEOUT),
+                max_connections: default_max_connections(),
+            },
             body_timeout: Duration::from_secs_f64(DEFAULT_BODY_TIMEOUT),
-            max_connections: default_max_connections(),
             max_buffered_body: DEFAULT_MAX_BUFFERED_BODY,
             max_pending_submits: DEFAULT_MAX_PENDING_SUBMITS,
             pow: true,
-        }
-    }
-}
-
-impl ApiConfig {
-    /// The accept loop's limits.
-    pub fn connection_limits(&self) -> ConnectionLimits {
-        ConnectionLimits {
-            header_timeout: self.header_timeout,
-            idle_timeout: self.idle_timeout,
-            max_connections: self.max_connections,
         }
     }
 }

@@ -40,8 +40,11 @@ pub struct GossipInfo {
     pub stats: PeerStats,
 }
 
-/// Gossip traffic counters of a peer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Gossip traffic counters of a peer, kept across reconnects. Their JSON names are Hornet's
+/// (`PeerGossipMetrics`: `newBlocks`, `sentHeartbeats`, …; u64, as iota-sdk reads them), so the
+/// API's peer answers carry them as they are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PeerStats {
     /// New blocks received.
     pub new_blocks: u64,

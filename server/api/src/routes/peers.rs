@@ -8,7 +8,7 @@ use axum::{
 };
 use serde::{Deserialize, Serialize};
 
-use ledger_p2p::{P2p, P2pError, PeerInfo};
+use ledger_p2p::{P2p, P2pError, PeerInfo, PeerStats};
 
 use crate::{error::ApiError, state::AppState};
 
@@ -50,7 +50,7 @@ pub struct Gossip {
     /// The last heartbeat; zeros before the first one arrives (never null).
     pub heartbeat: Heartbeat,
     /// Traffic counters.
-    pub metrics: PeerMetrics,
+    pub metrics: PeerStats,
 }
 
 /// A peer's last heartbeat.
@@ -111,38 +111,9 @@ impl Serialize for Heartbeat {
     }
 }
 
-/// Gossip traffic counters of a peer (u64, as iota-sdk reads them), kept across reconnects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PeerMetrics {
-    /// New blocks received.
-    pub new_blocks: u64,
-    /// Already known blocks received.
-    pub known_blocks: u64,
-    /// All blocks received.
-    pub received_blocks: u64,
-    /// Block requests received.
-    pub received_block_requests: u64,
-    /// Milestone requests received.
-    pub received_milestone_requests: u64,
-    /// Heartbeats received.
-    pub received_heartbeats: u64,
-    /// Blocks sent.
-    pub sent_blocks: u64,
-    /// Block requests sent.
-    pub sent_block_requests: u64,
-    /// Milestone requests sent.
-    pub sent_milestone_requests: u64,
-    /// Heartbeats sent.
-    pub sent_heartbeats: u64,
-    /// Packets dropped.
-    pub dropped_packets: u64,
-}
-
 impl From<PeerInfo> for Peer {
     fn from(p: PeerInfo) -> Self {
         let hb = p.gossip.heartbeat;
-        let stats = p.gossip.stats;
         Self {
             id: p.id,
             multi_addresses: p.multi_addresses,
@@ -161,19 +132,7 @@ impl From<PeerInfo> for Peer {
                     connected_peers: u32::from(hb.connected_peers),
                     synced_peers: u32::from(hb.synced_peers),
                 },
-                metrics: PeerMetrics {
-                    new_blocks: stats.new_blocks,
-                    known_blocks: stats.known_blocks,
-                    received_blocks: stats.received_blocks,
-                    received_block_requests: stats.received_block_requests,
-                    received_milestone_requests: stats.received_milestone_requests,
-                    received_heartbeats: stats.received_heartbeats,
-                    sent_blocks: stats.sent_blocks,
-                    sent_block_requests: stats.sent_block_requests,
-                    sent_milestone_requests: stats.sent_milestone_requests,
-                    sent_heartbeats: stats.sent_heartbeats,
-                    dropped_packets: stats.dropped_packets,
-                },
+                metrics: p.gossip.stats,
             }),
         }
     }
@@ -262,7 +221,7 @@ mod tests {
                     synced_peers: 7,
                     ..Heartbeat::default()
                 },
-                metrics: PeerMetrics::default(),
+                metrics: PeerStats::default(),
             }),
         };
         let json = serde_json::to_string(&peer).expect("serialize");
