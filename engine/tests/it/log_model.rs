@@ -4,6 +4,7 @@
 
 use ledger_codec::hash::blake2b256;
 use ledger_engine::internals::log::{BlockId, Durability, Location, Log, LogConfig};
+use ledger_engine::LogError;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -47,6 +48,22 @@ fn state(log: &Log) -> State {
     log.iter()
         .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
         .collect()
+}
+
+/// Opens the log again after the test dropped it. In this test binary `log_crash` spawns
+/// child processes: between its fork and the child's exec the child holds a copy of every
+/// descriptor, the log's locked `LOCK` file included, for a moment. A lock that is still held
+/// then is retried for up to a second; a real double open stays refused.
+fn reopen(dir: &std::path::Path, config: LogConfig) -> Log {
+    for _ in 0..100 {
+        match Log::open(dir, config) {
+            Err(LogError::Locked { .. }) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    Log::open(dir, config).unwrap()
 }
 
 proptest! {
@@ -93,7 +110,7 @@ proptest! {
                 Op::Reopen => {
                     let before = state(&log);
                     drop(log);
-                    log = Log::open(dir.path(), config).unwrap();
+                    log = reopen(dir.path(), config);
                     prop_assert_eq!(log.recovery().truncated_at, None);
                     prop_assert_eq!(&state(&log), &before);
                 }
