@@ -61,7 +61,7 @@ pub mod internals {
     );
 }
 
-pub use error::{EngineError, SubmitError};
+pub use error::{EngineError, InternalError, InvalidBlock, SubmitError, Unavailable};
 pub use genesis::{Genesis, DEV_GENESIS_JSON};
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
@@ -72,5 +72,5 @@ pub use node::{
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;
-pub use tangle::{BlockId, BlockView, Inclusion, TipScore, TipScoring};
+pub use tangle::{AttachError, BlockId, BlockView, Inclusion, TipScore, TipScoring};
 pub use timing::TimingObserver;

@@ -57,10 +57,6 @@ pub struct Prepared {
     pub pow: PowStep,
 }
 
-fn invalid(message: impl std::fmt::Display) -> SubmitError {
-    SubmitError::Invalid(message.to_string())
-}
-
 impl Engine {
     /// Runs the rules before PoW on a client's block and fills in its parents where asked.
     ///
@@ -94,9 +90,11 @@ impl Engine {
             .ok()
             .filter(|v| *v == want)
             .ok_or_else(|| {
-                invalid(format!(
-                    "protocolVersion invalid: {version} (expected {want})"
-                ))
+                InvalidBlock::DraftProtocolVersion {
+                    version,
+                    expected: want,
+                }
+                .into()
             })
     }
 
@@ -104,9 +102,7 @@ impl Engine {
     fn fill_parents(&self) -> Result<Vec<BlockId>, SubmitError> {
         let parents = self.select_parents();
         if parents.is_empty() {
-            return Err(SubmitError::Unavailable(
-                "no parents were given and no tips are available to fill them in".into(),
-            ));
+            return Err(Unavailable::NoTips.into());
         }
         Ok(parents)
     }
@@ -116,10 +112,11 @@ impl Engine {
         if let Some(Payload::Transaction(tx)) = &block.payload {
             let want = self.params().network_id();
             if tx.essence.network_id != want {
-                return Err(invalid(format!(
-                    "wrong networkID: {} (this network's id is {want})",
-                    tx.essence.network_id
-                )));
+                return Err(InvalidBlock::NetworkId {
+                    network_id: tx.essence.network_id,
+                    expected: want,
+                }
+                .into());
             }
         }
         Ok(())
@@ -128,18 +125,17 @@ impl Engine {
     /// Wire bytes: version byte first; zero parents get them filled in (nonce 0 required).
     fn prepare_bytes(&self, body: Vec<u8>) -> Result<(Vec<u8>, bool), SubmitError> {
         let Some(version) = layout::protocol_version(&body) else {
-            return Err(invalid("request body is empty"));
+            return Err(InvalidBlock::EmptyBody.into());
         };
         self.check_version(u64::from(version))?;
         let no_parents = layout::parent_count(&body) == Some(0);
         let bytes = if no_parents {
-            let nonce = layout::nonce(&body).ok_or_else(|| invalid("block is too short"))?;
+            let nonce = layout::nonce(&body).ok_or(InvalidBlock::TooShort)?;
             if nonce != 0 {
-                return Err(invalid("no parents were given but nonce was != 0"));
+                return Err(InvalidBlock::ParentlessWithNonce.into());
             }
             let parents = self.fill_parents()?;
-            layout::fill_parents(&body, &parents)
-                .map_err(|e| SubmitError::Internal(format!("filling in parents: {e}")))?
+            layout::fill_parents(&body, &parents).map_err(InternalError::FillParents)?
         } else {
             body
         };
@@ -167,7 +163,7 @@ impl Engine {
             Some(p) if !no_parents => p,
             _ => {
                 if nonce != 0 {
-                    return Err(invalid("no parents were given but nonce was != 0"));
+                    return Err(InvalidBlock::ParentlessWithNonce.into());
                 }
                 self.fill_parents()?.into()
             }
@@ -182,7 +178,7 @@ impl Engine {
         // Encoding refuses a list or byte string longer than its prefix can count (it has no
         // wire form); every other syntax rule is the decoder's, checked on these bytes after
         // the PoW step, as Hornet orders them.
-        let bytes = block.to_bytes().map_err(|e| invalid(e.to_string()))?;
+        let bytes = block.to_bytes().map_err(InvalidBlock::Encode)?;
         Ok((bytes, no_parents))
     }
 
@@ -194,14 +190,15 @@ impl Engine {
             return Ok(PowStep::Done);
         }
         let Some(body) = pow::pow_body(bytes) else {
-            return Err(invalid("block is too short"));
+            return Err(InvalidBlock::TooShort.into());
         };
         let body_len = body.len();
         if pow::block_nonce(bytes) != Some(0) {
-            return Err(invalid(format!(
-                "block has insufficient PoW score {:.2} (minimum {min_score})",
-                pow::pow_score(bytes)
-            )));
+            return Err(InvalidBlock::PowScore {
+                score: pow::pow_score(bytes),
+                min_score,
+            }
+            .into());
         }
         // Milestone payloads are exempt; a block that does not decode fails syntax next.
         match Block::decode(bytes) {

@@ -15,12 +15,9 @@ impl Engine {
         bytes: &[u8],
         params: &nova::ProtocolParameters,
     ) -> Result<V3Submitted, SubmitError> {
-        let block = nova::Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
-        block
-            .validate(params)
-            .map_err(|e| SubmitError::Invalid(e.to_string()))?;
-        let id = nova::Block::id_of(bytes, params)
-            .ok_or_else(|| SubmitError::Invalid("block too short for an id".into()))?;
+        let block = nova::Block::decode(bytes).map_err(InvalidBlock::Decode)?;
+        block.validate(params).map_err(InvalidBlock::Syntax)?;
+        let id = nova::Block::id_of(bytes, params).ok_or(InvalidBlock::TooShortForId)?;
         let appended = self
             .log
             .append_v3(id, bytes)
@@ -46,7 +43,7 @@ impl Engine {
         let (submitted, durable) = self.submit_v2_nowait(bytes)?;
         self.log
             .wait_durable_at(durable)
-            .map_err(|e| SubmitError::Internal(e.to_string()))?;
+            .map_err(InternalError::Log)?;
         Ok(submitted)
     }
 
@@ -66,7 +63,7 @@ impl Engine {
     /// readable and in the tangle when this returns, durable once `durable` is.
     pub(super) fn store_v2(&self, bytes: &[u8], intake: Intake) -> Result<Stored, SubmitError> {
         let internal = |e: crate::log::LogError| self.store_error(e);
-        let block = Block::decode(bytes).map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        let block = Block::decode(bytes).map_err(InvalidBlock::Decode)?;
         let id = Block::id_of(bytes);
         let milestone_index = match &block.payload {
             Some(Payload::Milestone(m)) => Some(m.index),
@@ -138,7 +135,7 @@ impl Engine {
                 self.log.wait_durable_at(durable).map_err(internal)?;
             }
             self.confirm_pending(Replay::No)
-                .map_err(|e| SubmitError::Internal(e.to_string()))?;
+                .map_err(|e| InternalError::Confirm(Box::new(e)))?;
         }
         Ok(Stored {
             submitted: Submitted {
@@ -158,11 +155,9 @@ impl Engine {
             if !self.storage_full.swap(true, Ordering::Relaxed) {
                 tracing::warn!("storage full: refusing blocks until space returns ({e})");
             }
-            SubmitError::Unavailable(
-                "storage full: the node stores no blocks until disk space returns".into(),
-            )
+            Unavailable::StorageFull.into()
         } else {
-            SubmitError::Internal(e.to_string())
+            InternalError::Log(e).into()
         }
     }
 
@@ -192,25 +187,22 @@ impl Engine {
         intake: Intake,
     ) -> Result<(), SubmitError> {
         let params = self.params();
-        let invalid = |m: String| Err(SubmitError::Invalid(m));
         if block.protocol_version != params.version {
-            return invalid(format!(
-                "protocolVersion invalid: {}",
-                block.protocol_version
-            ));
+            return Err(InvalidBlock::ProtocolVersion {
+                version: block.protocol_version,
+            }
+            .into());
         }
-        block
-            .validate(params)
-            .map_err(|e| SubmitError::Invalid(e.to_string()))?;
+        block.validate(params).map_err(InvalidBlock::Syntax)?;
         match &block.payload {
             Some(Payload::Milestone(m)) => self.check_milestone(block, m)?,
             _ => {
                 if !ledger_codec::pow::meets_score(bytes, params.min_pow_score) {
-                    return invalid(format!(
-                        "block has insufficient PoW score {:.2} (minimum {})",
-                        ledger_codec::pow::pow_score(bytes),
-                        params.min_pow_score
-                    ));
+                    return Err(InvalidBlock::PowScore {
+                        score: ledger_codec::pow::pow_score(bytes),
+                        min_score: params.min_pow_score,
+                    }
+                    .into());
                 }
             }
         }
@@ -219,7 +211,7 @@ impl Engine {
                 .read()
                 .tangle
                 .check_attachable(&block.parents)
-                .map_err(|e| SubmitError::Invalid(e.to_string())),
+                .map_err(|e| InvalidBlock::Attach(e).into()),
             Intake::Gossip => Ok(()),
         }
     }
@@ -229,45 +221,38 @@ impl Engine {
         block: &Block<'_>,
         m: &Milestone<'_>,
     ) -> Result<(), SubmitError> {
-        let invalid = |s: String| Err(SubmitError::Invalid(s));
         if block.nonce != 0 {
-            return invalid("milestone blocks must have nonce 0".into());
+            return Err(InvalidBlock::MilestoneNonce.into());
         }
         if m.parents[..] != block.parents[..] {
-            return invalid("milestone parents differ from the block's parents".into());
+            return Err(InvalidBlock::MilestoneParents.into());
         }
-        let id = m
-            .id()
-            .map_err(|e| SubmitError::Invalid(format!("milestone: {e}")))?;
+        let id = m.id().map_err(InvalidBlock::MilestoneId)?;
         let mut valid = 0usize;
         for s in m.signatures.iter() {
             if !self.coordinator_keys.contains(&s.public_key) {
-                return invalid(format!(
-                    "milestone signed by unknown key {}",
-                    hex32(&s.public_key)
-                ));
+                return Err(InvalidBlock::UnknownKey { key: s.public_key }.into());
             }
             if !s.verify(&id) {
-                return invalid(format!(
-                    "invalid milestone signature by {}",
-                    hex32(&s.public_key)
-                ));
+                return Err(InvalidBlock::BadSignature { key: s.public_key }.into());
             }
             valid += 1;
         }
         if valid < self.threshold {
-            return invalid(format!(
-                "milestone has {valid} valid signatures, {} needed",
-                self.threshold
-            ));
+            return Err(InvalidBlock::TooFewSignatures {
+                valid,
+                needed: self.threshold,
+            }
+            .into());
         }
         let st = self.read();
-        if m.index <= st.ledger.ledger_index() {
-            return invalid(format!(
-                "milestone {} is not newer than the ledger index {}",
-                m.index,
-                st.ledger.ledger_index()
-            ));
+        let ledger_index = st.ledger.ledger_index();
+        if m.index <= ledger_index {
+            return Err(InvalidBlock::MilestoneNotNewer {
+                index: m.index,
+                ledger_index,
+            }
+            .into());
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use ledger_codec::stardust::{Block, Output, Payload, TaggedData};
 use ledger_codec::types::Bytes;
 use ledger_codec::Codec;
 use ledger_engine::Inclusion;
-use ledger_engine::{Engine, EngineConfig, SubmitError};
+use ledger_engine::{AttachError, Engine, EngineConfig, InvalidBlock, SubmitError};
 use ledger_test_support::blocks;
 
 use crate::dev_net::{self, basic, key, SUPPLY};
@@ -289,18 +289,22 @@ fn rejects_invalid_blocks_with_their_reason() {
     let mut block = Block::decode(&tagged(&engine, b"x")).unwrap().into_owned();
     block.parents = vec![[0x55; 32]].into();
     match engine.submit_v2(&block.to_bytes().unwrap()) {
-        Err(SubmitError::Invalid(m)) => assert!(m.contains("not solid"), "{m}"),
+        Err(e @ SubmitError::Invalid(InvalidBlock::Attach(AttachError::NotSolid(_)))) => {
+            assert!(e.to_string().contains("not solid"), "{e}");
+        }
         other => panic!("{other:?}"),
     }
     block.parents = engine.select_parents().into();
     block.protocol_version = 3;
     match engine.submit_v2(&block.to_bytes().unwrap()) {
-        Err(SubmitError::Invalid(m)) => assert!(m.contains("protocolVersion"), "{m}"),
+        Err(e @ SubmitError::Invalid(InvalidBlock::ProtocolVersion { version: 3 })) => {
+            assert_eq!(e.to_string(), "invalid block: protocolVersion invalid: 3");
+        }
         other => panic!("{other:?}"),
     }
     assert!(matches!(
         engine.submit_v2(&[2, 0]),
-        Err(SubmitError::Invalid(_))
+        Err(SubmitError::Invalid(InvalidBlock::Decode(_)))
     ));
 }
 

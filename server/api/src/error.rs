@@ -28,7 +28,9 @@ impl From<SubmitFailure> for ApiError {
     fn from(failure: SubmitFailure) -> Self {
         match failure {
             SubmitFailure::Refused(e @ SubmitError::Invalid(_)) => Self::bad_request(e.to_string()),
-            SubmitFailure::Refused(SubmitError::Unavailable(m)) => Self::unavailable(m),
+            SubmitFailure::Refused(e @ SubmitError::Unavailable(_)) => {
+                Self::unavailable(e.to_string())
+            }
             SubmitFailure::PowPool(e @ PowPoolError::Busy) => Self::Busy(e.to_string().into()),
             e @ (SubmitFailure::PowDisabled
             | SubmitFailure::PowTimeout(_)
