@@ -3,7 +3,9 @@
 use ledger_codec::hexstr::to_hex;
 
 use crate::log::LogError;
+use crate::richlist::RichListError;
 use crate::tangle::AttachError;
+use crate::utxo::LedgerError;
 
 /// An engine failure that is not about a submitted block.
 #[derive(Debug, thiserror::Error)]
@@ -14,7 +16,13 @@ pub enum EngineError {
     Log(#[from] LogError),
     /// The genesis file is invalid.
     #[error("genesis: {0}")]
-    Genesis(String),
+    Genesis(#[from] GenesisError),
+    /// A coordinator key file does not hold a seed.
+    #[error("genesis: {} does not hold a 32-byte hex seed", path.display())]
+    CoordinatorKey {
+        /// The key file.
+        path: std::path::PathBuf,
+    },
     /// An I/O failure outside the log (key files, data dir).
     #[error("{context}: {source}")]
     Io {
@@ -28,7 +36,7 @@ pub enum EngineError {
     Inconsistent(String),
     /// The coordinator settings contradict each other.
     #[error("coordinator settings: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// A value the node built has no wire form (a list longer than its prefix can count).
     #[error("cannot encode: {0}")]
     Encode(#[from] ledger_codec::Error),
@@ -38,6 +46,83 @@ pub enum EngineError {
     /// The node is shutting down.
     #[error("the node is shutting down")]
     ShuttingDown,
+}
+
+/// Why a genesis cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GenesisError {
+    /// The document is not the genesis JSON.
+    #[error("invalid genesis JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// There is no solid entry point.
+    #[error("solidEntryPoints must not be empty")]
+    NoSolidEntryPoints,
+    /// An output of the document is invalid.
+    #[error("outputs[{index}]: {problem}")]
+    Output {
+        /// Its place in `outputs`.
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        problem: GenesisOutputError,
+    },
+    /// A genesis output's stored bytes do not decode.
+    #[error("{0}")]
+    Decode(#[source] ledger_codec::Error),
+    /// The genesis balances do not fit the rich list.
+    #[error("{0}")]
+    RichList(#[source] RichListError),
+    /// The ledger cannot book the genesis outputs.
+    #[error("{0}")]
+    Ledger(#[source] LedgerError),
+}
+
+/// What is wrong with one output of a genesis document.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GenesisOutputError {
+    /// Its output id appears earlier in the document.
+    #[error("duplicate outputId")]
+    DuplicateId,
+    /// Its output id's index is above the maximum.
+    #[error("output index above 127")]
+    IndexTooHigh,
+    /// It has no wire form.
+    #[error("{0}")]
+    Encode(#[source] ledger_codec::Error),
+    /// Its wire form does not decode.
+    #[error("{0}")]
+    Decode(#[source] ledger_codec::Error),
+    /// It breaks an output rule of the protocol parameters.
+    #[error("{0}")]
+    Invalid(#[source] ledger_codec::Error),
+    /// The outputs up to it add up to more than the token supply.
+    #[error("outputs exceed the token supply")]
+    ExceedsSupply,
+    /// The outputs up to it are more bytes than a genesis can hold.
+    #[error("genesis too large")]
+    GenesisTooLarge,
+    /// It is more bytes than an output can have.
+    #[error("output too large")]
+    OutputTooLarge,
+}
+
+/// How the coordinator settings contradict each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The milestone threshold is 0.
+    #[error("the milestone threshold must be at least 1")]
+    ZeroThreshold,
+    /// The milestone threshold is above the number of distinct coordinator keys.
+    #[error("a milestone threshold of {threshold} exceeds the {keys} distinct coordinator keys")]
+    ThresholdAboveKeys {
+        /// The milestone threshold.
+        threshold: usize,
+        /// Distinct coordinator keys.
+        keys: usize,
+    },
 }
 
 /// Why a submitted block was refused.
@@ -289,6 +374,42 @@ mod tests {
         assert_eq!(
             text(InternalError::Log(LogError::Poisoned)),
             "internal error: log is poisoned by an earlier fsync failure; reopen it"
+        );
+    }
+
+    #[test]
+    fn engine_messages_are_the_texts_operators_know() {
+        assert_eq!(
+            EngineError::from(ConfigError::ThresholdAboveKeys {
+                threshold: 3,
+                keys: 2
+            })
+            .to_string(),
+            "coordinator settings: a milestone threshold of 3 exceeds the 2 distinct \
+             coordinator keys"
+        );
+        assert_eq!(
+            EngineError::from(ConfigError::ZeroThreshold).to_string(),
+            "coordinator settings: the milestone threshold must be at least 1"
+        );
+        assert_eq!(
+            EngineError::CoordinatorKey {
+                path: "/data/coordinator.key".into()
+            }
+            .to_string(),
+            "genesis: /data/coordinator.key does not hold a 32-byte hex seed"
+        );
+        assert_eq!(
+            EngineError::from(GenesisError::Output {
+                index: 2,
+                problem: GenesisOutputError::DuplicateId
+            })
+            .to_string(),
+            "genesis: outputs[2]: duplicate outputId"
+        );
+        assert_eq!(
+            EngineError::from(GenesisError::NoSolidEntryPoints).to_string(),
+            "genesis: solidEntryPoints must not be empty"
         );
     }
 

@@ -7,7 +7,7 @@ use ledger_codec::stardust::{payload::validate_output, Output, ProtocolParameter
 use ledger_codec::types::{Fixed, Hash32};
 use ledger_codec::Codec;
 
-use crate::error::EngineError;
+use crate::error::{EngineError, GenesisError, GenesisOutputError};
 
 /// The embedded dev genesis: the whole token supply on address 0 of the
 /// public test mnemonic `abandon ×23 art` (see the README).
@@ -73,39 +73,42 @@ impl Genesis {
     /// Parses and validates a genesis JSON document.
     ///
     /// # Errors
-    /// [`EngineError::Genesis`] naming what is wrong.
+    /// [`EngineError::Genesis`] naming what is wrong ([`GenesisError`]).
     pub fn from_json(text: &str) -> Result<Self, EngineError> {
-        let g: GenesisJson = serde_json::from_str(text)
-            .map_err(|e| EngineError::Genesis(format!("invalid genesis JSON: {e}")))?;
+        let g: GenesisJson = serde_json::from_str(text).map_err(GenesisError::Json)?;
         if g.solid_entry_points.is_empty() {
-            return Err(EngineError::Genesis(
-                "solidEntryPoints must not be empty".into(),
-            ));
+            return Err(GenesisError::NoSolidEntryPoints.into());
         }
         let mut blob = Vec::new();
         let mut outputs = Vec::with_capacity(g.outputs.len());
         let mut total: u64 = 0;
         let mut seen = std::collections::HashSet::new();
         for (i, o) in g.outputs.iter().enumerate() {
-            let at = |m: String| EngineError::Genesis(format!("outputs[{i}]: {m}"));
+            let at = |problem| GenesisError::Output { index: i, problem };
             let output_id = o.output_id.to_array();
             if !seen.insert(output_id) {
-                return Err(at("duplicate outputId".into()));
+                return Err(at(GenesisOutputError::DuplicateId).into());
             }
             let index = ledger_codec::stardust::OutputId::from_array(&output_id).index;
             if index > ledger_codec::stardust::ids::MAX_OUTPUT_INDEX {
-                return Err(at("output index above 127".into()));
+                return Err(at(GenesisOutputError::IndexTooHigh).into());
             }
-            let bytes = o.output.to_bytes().map_err(|e| at(e.to_string()))?;
+            let bytes = o
+                .output
+                .to_bytes()
+                .map_err(|e| at(GenesisOutputError::Encode(e)))?;
             // Re-read the bytes: JSON input gets the same syntax rules as the wire.
-            let output = Output::decode(&bytes).map_err(|e| at(e.to_string()))?;
-            validate_output(&output, &g.protocol_parameters).map_err(|e| at(e.to_string()))?;
+            let output = Output::decode(&bytes).map_err(|e| at(GenesisOutputError::Decode(e)))?;
+            validate_output(&output, &g.protocol_parameters)
+                .map_err(|e| at(GenesisOutputError::Invalid(e)))?;
             total = total
                 .checked_add(output.amount())
                 .filter(|t| *t <= g.protocol_parameters.token_supply)
-                .ok_or_else(|| at("outputs exceed the token supply".into()))?;
-            let offset = u32::try_from(blob.len()).map_err(|_| at("genesis too large".into()))?;
-            let len = u32::try_from(bytes.len()).map_err(|_| at("output too large".into()))?;
+                .ok_or_else(|| at(GenesisOutputError::ExceedsSupply))?;
+            let offset =
+                u32::try_from(blob.len()).map_err(|_| at(GenesisOutputError::GenesisTooLarge))?;
+            let len =
+                u32::try_from(bytes.len()).map_err(|_| at(GenesisOutputError::OutputTooLarge))?;
             blob.extend_from_slice(&bytes);
             outputs.push(GenesisOutput {
                 output_id,
@@ -152,13 +155,35 @@ mod tests {
             "\"amount\": \"1813620509061365\"",
             "\"amount\": \"1813620509061366\"",
         );
-        let err = Genesis::from_json(&text).unwrap_err().to_string();
-        assert!(err.contains("outputs[0]"), "{err}");
+        let err = Genesis::from_json(&text).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EngineError::Genesis(GenesisError::Output {
+                    index: 0,
+                    problem: GenesisOutputError::Invalid(_)
+                })
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "genesis: outputs[0]: amount: amount 1813620509061366 exceeds the token supply"
+        );
     }
 
     #[test]
     fn rejects_unknown_fields_and_bad_json() {
-        assert!(Genesis::from_json("{").is_err());
+        let err = Genesis::from_json("{").unwrap_err();
+        assert!(
+            matches!(err, EngineError::Genesis(GenesisError::Json(_))),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("genesis: invalid genesis JSON: "),
+            "{err}"
+        );
         let text =
             DEV_GENESIS_JSON.replace("\"milestoneIndex\"", "\"bogus\": 1, \"milestoneIndex\"");
         assert!(Genesis::from_json(&text).is_err());

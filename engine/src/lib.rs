@@ -61,7 +61,10 @@ pub mod internals {
     );
 }
 
-pub use error::{EngineError, InternalError, InvalidBlock, SubmitError, Unavailable};
+pub use error::{
+    ConfigError, EngineError, GenesisError, GenesisOutputError, InternalError, InvalidBlock,
+    SubmitError, Unavailable,
+};
 pub use genesis::{Genesis, DEV_GENESIS_JSON};
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
@@ -74,3 +77,4 @@ pub use richlist::RichListError;
 pub use semantic::ConflictReason;
 pub use tangle::{AttachError, BlockId, BlockView, Inclusion, TipScore, TipScoring};
 pub use timing::TimingObserver;
+pub use utxo::LedgerError;

@@ -38,11 +38,9 @@ pub(super) fn read_key(path: &Path) -> Result<SigningKey, EngineError> {
 
 /// A 32-byte seed as hex (with or without 0x, surrounding whitespace ignored).
 pub(super) fn parse_key(path: &Path, text: &str) -> Result<SigningKey, EngineError> {
-    let seed: [u8; 32] = ledger_codec::types::parse_config_hex(text).ok_or_else(|| {
-        EngineError::Genesis(format!(
-            "{} does not hold a 32-byte hex seed",
-            path.display()
-        ))
-    })?;
+    let seed: [u8; 32] =
+        ledger_codec::types::parse_config_hex(text).ok_or_else(|| EngineError::CoordinatorKey {
+            path: path.to_path_buf(),
+        })?;
     Ok(SigningKey::from_seed(&seed))
 }

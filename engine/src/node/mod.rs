@@ -21,7 +21,9 @@ use ledger_codec::stardust::{
 use ledger_codec::types::{Bytes, Hash32};
 use ledger_codec::Codec;
 
-use crate::error::{EngineError, InternalError, InvalidBlock, SubmitError, Unavailable};
+use crate::error::{
+    ConfigError, EngineError, GenesisError, InternalError, InvalidBlock, SubmitError, Unavailable,
+};
 use crate::genesis::Genesis;
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
 use crate::log::{BlockId as LogId, Durability, Durable, Log, LogConfig, LogStats};

@@ -31,15 +31,14 @@ impl Engine {
         coordinator_keys.dedup();
         let threshold = config.milestone_threshold;
         if threshold == 0 {
-            return Err(EngineError::Config(
-                "the milestone threshold must be at least 1".into(),
-            ));
+            return Err(ConfigError::ZeroThreshold.into());
         }
         if !coordinator_keys.is_empty() && threshold > coordinator_keys.len() {
-            return Err(EngineError::Config(format!(
-                "a milestone threshold of {threshold} exceeds the {} distinct coordinator keys",
-                coordinator_keys.len()
-            )));
+            return Err(ConfigError::ThresholdAboveKeys {
+                threshold,
+                keys: coordinator_keys.len(),
+            }
+            .into());
         }
         let g = &config.genesis;
         let scoring = TipScoring {
@@ -58,12 +57,12 @@ impl Engine {
         let mut genesis_entries = Vec::with_capacity(g.outputs.len());
         for o in &g.outputs {
             let output = ledger_codec::stardust::Output::decode(g.output_bytes(o))
-                .map_err(|e| EngineError::Genesis(e.to_string()))?;
+                .map_err(GenesisError::Decode)?;
             let owner = whiteflag::owning_address(&output);
             if let Some(a) = owner {
                 richlist
                     .credit_genesis(a, output.amount())
-                    .map_err(|e| EngineError::Genesis(e.to_string()))?;
+                    .map_err(GenesisError::RichList)?;
             }
             genesis_entries.extend(IndexEntry::of(&o.output_id, &output));
             genesis_outputs.push(NewOutput {
@@ -80,7 +79,7 @@ impl Engine {
         }
         ledger
             .book_genesis(&genesis_outputs, g.milestone_timestamp)
-            .map_err(|e| EngineError::Genesis(e.to_string()))?;
+            .map_err(GenesisError::Ledger)?;
         indexer.apply(
             g.milestone_index,
             g.milestone_timestamp,
