@@ -7,6 +7,10 @@
 //! answers have been counted. It reports throughput, latency percentiles (HdrHistogram,
 //! measured from sending the request to having read the whole answer) and the status-code
 //! counts. Only loopback targets are accepted: it is a tool for one's own node.
+//!
+//! The crate's second binary, `bare-axum` (`src/bin/bare-axum.rs`), serves the routes of the
+//! scenarios with axum, tokio and hyper alone and fixed answers of the node's size and shape:
+//! the ceiling a node's API is compared with (`scripts/api-ceiling.sh OLD_BIN NEW_BIN`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]

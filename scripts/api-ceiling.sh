@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The REST API against its ceiling: throughput of an old and a new ledger-node binary as a
+# share of `bare-axum` (load/src/bin/bare-axum.rs: the same routes with axum, tokio and hyper
+# only, fixed answers), all driven by `ledger-load` on this machine, alternating.
+#   scripts/api-ceiling.sh OLD_BIN NEW_BIN
+# Environment (defaults): ROUNDS=3 DURATION=10 CONNECTIONS=64
+#   SCENARIOS="get-output submit-binary" BARE=target/release/bare-axum
+#   LOAD=target/release/ledger-load (both beside this repository: `cargo build --release -p
+#   ledger-load`).
+# Each run starts its server afresh (a node on a new data dir, no peering, dev coordinator),
+# waits 2 s, loads it for DURATION seconds and counts the 2xx answers per second. The order
+# bare, old, new rotates from round to round. Prints every run, then per scenario the median
+# of each binary and the ratios new/bare and old/bare.
+set -euo pipefail
+OLD=$1; NEW=$2
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BARE=${BARE:-$ROOT/target/release/bare-axum}
+LOAD=${LOAD:-$ROOT/target/release/ledger-load}
+ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; CONNECTIONS=${CONNECTIONS:-64}
+SCENARIOS=${SCENARIOS:-get-output submit-binary}
+for b in "$OLD" "$NEW" "$BARE" "$LOAD"; do [ -x "$b" ] || { echo "not executable: $b" >&2; exit 2; }; done
+W=$(mktemp -d)
+PID=
+trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; fi; rm -rf "$W"' EXIT
+
+# start KIND: starts bare/old/new on a free loopback port; sets PID and URL.
+start() {
+    local out="$W/$1.out"
+    rm -rf "$W/data"
+    case $1 in
+        bare) "$BARE" --bind 127.0.0.1:0 > "$out" 2> "$W/$1.log" & ;;
+        old|new)
+            local bin=$OLD; [ "$1" = new ] && bin=$NEW
+            "$bin" run --no-p2p --data-dir "$W/data" --api-bind 127.0.0.1:0 \
+                --metrics-bind 127.0.0.1:0 > "$out" 2> "$W/$1.log" & ;;
+    esac
+    PID=$!
+    URL=
+    for _ in $(seq 200); do
+        URL=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$out" 2>/dev/null | head -1)
+        [ -n "$URL" ] && break
+        sleep 0.05
+    done
+    [ -n "$URL" ] || { echo "$1 did not start:" >&2; cat "$W/$1.log" >&2; exit 1; }
+    sleep 2
+}
+
+stop() { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=; }
+
+echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg); ${CONNECTIONS} connections, ${DURATION} s"
+echo "# old=$OLD new=$NEW bare=$BARE"
+kinds=(bare old new)
+for r in $(seq "$ROUNDS"); do
+    for sc in $SCENARIOS; do
+        for i in 0 1 2; do
+            k=${kinds[$(( (i + r - 1) % 3 ))]}
+            start "$k"
+            "$LOAD" --url "$URL" --scenario "$sc" --duration "$DURATION" \
+                --connections "$CONNECTIONS" --json > "$W/run.json"
+            stop
+            rate=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(round(sum(n for c, n in d["status"].items() if c.startswith("2")) / d["seconds"]))' "$W/run.json")
+            echo "round $r $sc $k $rate"
+            echo "$sc $k $rate" >> "$W/rates"
+        done
+    done
+done
+echo "# load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$W/rates" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    sc, kind, rate = line.split()
+    runs.setdefault(sc, {}).setdefault(kind, []).append(int(rate))
+for sc, by in runs.items():
+    med = {k: statistics.median(v) for k, v in by.items()}
+    print(f"{sc}: median req/s bare {med['bare']:.0f}, old {med['old']:.0f}, new {med['new']:.0f}; "
+          f"new/bare {med['new'] / med['bare']:.2f}, old/bare {med['old'] / med['bare']:.2f}, "
+          f"new/old {med['new'] / med['old']:.2f}")
+PY
