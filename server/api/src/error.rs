@@ -1,15 +1,16 @@
 //! `ApiError`: every error the API answers with, as `{"error":{"code":<status>,"message":"..."}}`.
 
-use std::borrow::Cow;
+use std::{
+    borrow::Cow,
+    future::Future,
+    pin::Pin,
+    task::{ready, Context, Poll},
+};
 
 use axum::{
     body::Body,
-    extract::{
-        rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection},
-        Request,
-    },
-    http::{header, HeaderValue, StatusCode},
-    middleware::Next,
+    extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection},
+    http::{header, HeaderValue, Request, StatusCode},
     response::{IntoResponse, Response},
 };
 use ledger_engine::SubmitError;
@@ -217,23 +218,24 @@ impl From<QueryRejection> for ApiError {
 /// Largest error body the normaliser reads to reuse as the message.
 const MAX_PLAIN_ERROR: usize = 4096;
 
-/// Middleware: turns every error response that is not already JSON (axum's own rejections,
-/// 405 from the router, a caught panic, ...) into the JSON envelope. Headers such as `Allow`
-/// are kept.
-pub async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+/// Whether `response` is an error answer that is not JSON yet, which [`envelope`] rewrites.
+fn needs_envelope(response: &Response) -> bool {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
-        return response;
+        return false;
     }
     let is_json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
-        return response;
-    }
+    !is_json
+}
+
+/// The JSON envelope for an error answer that is not JSON (see [`needs_envelope`]): its
+/// status (422 becomes 400), its headers such as `Allow`, its text as the message.
+async fn envelope(response: Response) -> Response {
+    let status = response.status();
     let (mut parts, body) = response.into_parts();
     // Our contract has no 422: axum's "JSON does not fit the type" is bad input.
     if status == StatusCode::UNPROCESSABLE_ENTITY {
@@ -261,6 +263,84 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
         HeaderValue::from_static("application/json"),
     );
     Response::from_parts(parts, fresh.into_body())
+}
+
+/// Layer turning every error response that is not already JSON (axum's own rejections, 405
+/// from the router, a caught panic, ...) into the JSON envelope. Headers such as `Allow`
+/// are kept.
+///
+/// A hand-written service rather than `axum::middleware::from_fn`: for each request,
+/// `from_fn` clones the whole service stack inside it and boxes two futures; this boxes
+/// only the rewriting of an answer that needs it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonErrorsLayer;
+
+impl<S> tower::Layer<S> for JsonErrorsLayer {
+    type Service = JsonErrors<S>;
+
+    fn layer(&self, inner: S) -> JsonErrors<S> {
+        JsonErrors { inner }
+    }
+}
+
+/// The service of [`JsonErrorsLayer`].
+#[derive(Debug, Clone)]
+pub struct JsonErrors<S> {
+    inner: S,
+}
+
+impl<S, B> tower::Service<Request<B>> for JsonErrors<S>
+where
+    S: tower::Service<Request<B>>,
+    S::Response: IntoResponse,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = JsonErrorsFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        JsonErrorsFuture {
+            inner: self.inner.call(request),
+            rewrite: None,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer of [`JsonErrors`].
+    pub struct JsonErrorsFuture<F> {
+        #[pin]
+        inner: F,
+        // The envelope being built, once the inner answer needs one.
+        rewrite: Option<Pin<Box<dyn Future<Output = Response> + Send>>>,
+    }
+}
+
+impl<F, R, E> Future for JsonErrorsFuture<F>
+where
+    F: Future<Output = Result<R, E>>,
+    R: IntoResponse,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Some(rewrite) = this.rewrite {
+            return rewrite.as_mut().poll(cx).map(Ok);
+        }
+        let response = ready!(this.inner.poll(cx))?.into_response();
+        if !needs_envelope(&response) {
+            return Poll::Ready(Ok(response));
+        }
+        let mut rewrite = Box::pin(envelope(response));
+        let polled = rewrite.as_mut().poll(cx);
+        *this.rewrite = Some(rewrite);
+        polled.map(Ok)
+    }
 }
 
 /// Fallback for requests that match no route: 404 in the JSON envelope.

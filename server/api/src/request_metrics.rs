@@ -1,13 +1,16 @@
 //! What the REST API counts for Prometheus: requests by status code and method, error
 //! answers, and (read from the PoW pool at scrape time) node PoW requests.
 
-use std::sync::Arc;
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{ready, Context, Poll},
+};
 
 use axum::{
-    extract::{Request, State},
-    http::Method,
-    middleware::Next,
-    response::Response,
+    http::{Method, Request},
+    response::{IntoResponse, Response},
 };
 use prometheus_client::{
     encoding::EncodeLabelSet,
@@ -25,7 +28,7 @@ pub struct RequestLabels {
     pub method: &'static str,
 }
 
-/// Counters of the API, updated by [`count_requests`].
+/// Counters of the API, updated by [`CountRequestsLayer`].
 #[derive(Debug, Default)]
 pub struct ApiMetrics {
     requests: Family<RequestLabels, Counter>,
@@ -36,11 +39,13 @@ pub struct ApiMetrics {
 impl ApiMetrics {
     /// Counts one answered request.
     pub fn record(&self, method: &Method, code: u16) {
+        self.record_label(method_label(method), code);
+    }
+
+    /// Counts one answered request whose method has the label `method` ([`method_label`]).
+    fn record_label(&self, method: &'static str, code: u16) {
         self.requests
-            .get_or_create(&RequestLabels {
-                code,
-                method: method_label(method),
-            })
+            .get_or_create(&RequestLabels { code, method })
             .inc();
         // Hornet counts every request its error handler answers: 4xx and 5xx alike.
         if code >= 400 {
@@ -87,16 +92,85 @@ fn method_label(method: &Method) -> &'static str {
         .unwrap_or("OTHER")
 }
 
-/// Middleware counting every request with the status of its final answer.
-pub async fn count_requests(
-    State(metrics): State<Arc<ApiMetrics>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let method = request.method().clone();
-    let response = next.run(request).await;
-    metrics.record(&method, response.status().as_u16());
-    response
+/// Layer counting every request with the status of its final answer.
+///
+/// A hand-written service rather than `axum::middleware::from_fn`: for each request,
+/// `from_fn` clones the whole service stack inside it and boxes two futures; this clones
+/// one `Arc` and boxes nothing.
+#[derive(Debug, Clone)]
+pub struct CountRequestsLayer(Arc<ApiMetrics>);
+
+impl CountRequestsLayer {
+    /// Counts into `metrics`.
+    pub fn new(metrics: Arc<ApiMetrics>) -> Self {
+        Self(metrics)
+    }
+}
+
+impl<S> tower::Layer<S> for CountRequestsLayer {
+    type Service = CountRequests<S>;
+
+    fn layer(&self, inner: S) -> CountRequests<S> {
+        CountRequests {
+            inner,
+            metrics: Arc::clone(&self.0),
+        }
+    }
+}
+
+/// The service of [`CountRequestsLayer`].
+#[derive(Debug, Clone)]
+pub struct CountRequests<S> {
+    inner: S,
+    metrics: Arc<ApiMetrics>,
+}
+
+impl<S, B> tower::Service<Request<B>> for CountRequests<S>
+where
+    S: tower::Service<Request<B>>,
+    S::Response: IntoResponse,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = CountFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        CountFuture {
+            method: method_label(request.method()),
+            metrics: Arc::clone(&self.metrics),
+            inner: self.inner.call(request),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer of [`CountRequests`]: counted when it is ready.
+    pub struct CountFuture<F> {
+        #[pin]
+        inner: F,
+        metrics: Arc<ApiMetrics>,
+        method: &'static str,
+    }
+}
+
+impl<F, R, E> Future for CountFuture<F>
+where
+    F: Future<Output = Result<R, E>>,
+    R: IntoResponse,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let response = ready!(this.inner.poll(cx))?.into_response();
+        this.metrics
+            .record_label(this.method, response.status().as_u16());
+        Poll::Ready(Ok(response))
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use axum::{
     extract::DefaultBodyLimit,
     handler::Handler,
     http::Method,
-    middleware,
     routing::{get, post, MethodRouter},
     Router,
 };
@@ -176,17 +175,11 @@ pub fn with_layers(endpoints: Vec<Endpoint>, state: AppState) -> ApiService {
     // (on requests to a route; any other path falls through to the 404), and the limit for
     // axum's own body extractors.
     let layered = ServiceBuilder::new()
-        .layer(middleware::from_fn_with_state(
-            api_metrics,
-            request_metrics::count_requests,
-        ))
+        .layer(request_metrics::CountRequestsLayer::new(api_metrics))
         .layer(TraceLayer::new_for_http())
-        .layer(middleware::from_fn(error::json_errors))
+        .layer(error::JsonErrorsLayer)
         .layer(CatchPanicLayer::new())
-        .layer(middleware::from_fn_with_state(
-            (access, paths),
-            access::enforce,
-        ))
+        .layer(access::EnforceLayer::new(access, paths))
         .layer(DefaultBodyLimit::max(body_limit))
         .service(router);
     BoxCloneSyncService::new(layered)
