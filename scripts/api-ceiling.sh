@@ -8,9 +8,11 @@
 #   LOAD=target/release/ledger-load (both beside this repository: `cargo build --release -p
 #   ledger-load`).
 # Each run starts its server afresh (a node on a new data dir, no peering, dev coordinator),
-# waits 2 s, loads it for DURATION seconds and counts the 2xx answers per second. The order
-# bare, old, new rotates from round to round. Prints every run, then per scenario the median
-# of each binary and the ratios new/bare and old/bare.
+# waits 2 s, loads it for DURATION seconds and counts the 2xx answers per second and the
+# server's CPU time (utime+stime) per answer. The order bare, old, new rotates from round to
+# round. Prints every run, then per scenario the median of each binary and the ratios
+# new/bare and old/bare of the throughput; and of the CPU per answer (bare/new: the share of
+# the ceiling's efficiency, steadier than throughput while other jobs share the machine).
 set -euo pipefail
 OLD=$1; NEW=$2
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,13 +57,18 @@ for r in $(seq "$ROUNDS"); do
         for i in 0 1 2; do
             k=${kinds[$(( (i + r - 1) % 3 ))]}
             start "$k"
+            t0=$(awk '{print $14+$15}' "/proc/$PID/stat")
             "$LOAD" --url "$URL" --scenario "$sc" --duration "$DURATION" \
                 --connections "$CONNECTIONS" --json > "$W/run.json"
+            t1=$(awk '{print $14+$15}' "/proc/$PID/stat")
             stop
-            rate=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-print(round(sum(n for c, n in d["status"].items() if c.startswith("2")) / d["seconds"]))' "$W/run.json")
-            echo "round $r $sc $k $rate"
-            echo "$sc $k $rate" >> "$W/rates"
+            read -r rate us < <(python3 -c 'import json, os, sys
+d = json.load(open(sys.argv[1]))
+n = sum(v for c, v in d["status"].items() if c.startswith("2"))
+cpu = (int(sys.argv[3]) - int(sys.argv[2])) / os.sysconf("SC_CLK_TCK")
+print(round(n / d["seconds"]), round(cpu / max(n, 1) * 1e6, 2))' "$W/run.json" "$t0" "$t1")
+            echo "round $r $sc $k: $rate req/s, server CPU $us us/req"
+            echo "$sc $k $rate $us" >> "$W/rates"
         done
     done
 done
@@ -70,11 +77,15 @@ python3 - "$W/rates" <<'PY'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    sc, kind, rate = line.split()
-    runs.setdefault(sc, {}).setdefault(kind, []).append(int(rate))
+    sc, kind, rate, us = line.split()
+    runs.setdefault(sc, {}).setdefault(kind, []).append((int(rate), float(us)))
 for sc, by in runs.items():
-    med = {k: statistics.median(v) for k, v in by.items()}
+    med = {k: statistics.median(r for r, _ in v) for k, v in by.items()}
+    cpu = {k: statistics.median(u for _, u in v) for k, v in by.items()}
     print(f"{sc}: median req/s bare {med['bare']:.0f}, old {med['old']:.0f}, new {med['new']:.0f}; "
           f"new/bare {med['new'] / med['bare']:.2f}, old/bare {med['old'] / med['bare']:.2f}, "
           f"new/old {med['new'] / med['old']:.2f}")
+    print(f"{sc}: median server CPU us/req bare {cpu['bare']:.1f}, old {cpu['old']:.1f}, "
+          f"new {cpu['new']:.1f}; bare/new {cpu['bare'] / cpu['new']:.2f}, "
+          f"bare/old {cpu['bare'] / cpu['old']:.2f}, old/new {cpu['old'] / cpu['new']:.2f}")
 PY
