@@ -28,7 +28,9 @@ trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; f
 # start KIND: starts bare/old/new on a free loopback port; sets PID and URL.
 start() {
     local out="$W/$1.out"
-    rm -rf "$W/data"
+    # Removed first: the child truncates it only after the fork, and the previous run's
+    # address must not be read meanwhile.
+    rm -rf "$W/data" "$out"
     case $1 in
         bare) "$BARE" --bind 127.0.0.1:0 > "$out" 2> "$W/$1.log" & ;;
         old|new)
