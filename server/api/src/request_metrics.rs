@@ -4,7 +4,7 @@
 use std::{
     future::Future,
     pin::Pin,
-    sync::Arc,
+    sync::{Arc, OnceLock},
     task::{ready, Context, Poll},
 };
 
@@ -28,25 +28,44 @@ pub struct RequestLabels {
     pub method: &'static str,
 }
 
+/// Status codes whose counters [`ApiMetrics`] keeps at hand: those the API answers with.
+const CACHED_CODES: [u16; 11] = [200, 201, 400, 403, 404, 405, 408, 413, 415, 500, 503];
+
 /// Counters of the API, updated by [`CountRequestsLayer`].
 #[derive(Debug, Default)]
 pub struct ApiMetrics {
     requests: Family<RequestLabels, Counter>,
     // A gauge, as in Hornet (`iota_restapi_http_request_errors`), though it only grows.
     errors: Gauge,
+    // The counters of `requests` for each method (index in METHOD_LABELS) and each of the
+    // CACHED_CODES, each filled from the family when first counted: afterwards counting
+    // neither hashes the labels nor takes the family's lock. The family creates and exposes
+    // its counters exactly as before; these are handles to the same values.
+    cached: [[OnceLock<Counter>; CACHED_CODES.len()]; METHOD_LABELS.len()],
 }
 
 impl ApiMetrics {
     /// Counts one answered request.
     pub fn record(&self, method: &Method, code: u16) {
-        self.record_label(method_label(method), code);
+        self.record_index(method_index(method), code);
     }
 
-    /// Counts one answered request whose method has the label `method` ([`method_label`]).
-    fn record_label(&self, method: &'static str, code: u16) {
-        self.requests
-            .get_or_create(&RequestLabels { code, method })
-            .inc();
+    /// Counts one answered request whose method has the label `METHOD_LABELS[method]`.
+    fn record_index(&self, method: usize, code: u16) {
+        let labels = || RequestLabels {
+            code,
+            method: METHOD_LABELS.get(method).copied().unwrap_or(OTHER),
+        };
+        let cached = CACHED_CODES
+            .iter()
+            .position(|c| *c == code)
+            .and_then(|slot| self.cached.get(method)?.get(slot));
+        match cached {
+            Some(cell) => cell
+                .get_or_init(|| Counter::clone(&self.requests.get_or_create(&labels())))
+                .inc(),
+            None => self.requests.get_or_create(&labels()).inc(),
+        };
         // Hornet counts every request its error handler answers: 4xx and 5xx alike.
         if code >= 400 {
             self.errors.inc();
@@ -78,18 +97,29 @@ impl ApiMetrics {
     }
 }
 
-/// HTTP's standard methods, the label values of `method`.
-const STANDARD_METHODS: [&str; 9] = [
-    "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE",
+/// The label value of a method outside HTTP's standard ones.
+const OTHER: &str = "OTHER";
+
+/// The label values of `method`: HTTP's standard methods, then [`OTHER`].
+const METHOD_LABELS: [&str; 10] = [
+    "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE", OTHER,
 ];
 
-/// The label value of `method`: a bounded set, so a client cannot grow the family.
-fn method_label(method: &Method) -> &'static str {
-    STANDARD_METHODS
+/// The index in [`METHOD_LABELS`] of `method`'s label: a bounded set, so a client cannot
+/// grow the family.
+fn method_index(method: &Method) -> usize {
+    METHOD_LABELS
         .iter()
-        .find(|m| **m == method.as_str())
+        .position(|m| *m != OTHER && *m == method.as_str())
+        .unwrap_or(METHOD_LABELS.len() - 1)
+}
+
+/// The label value of `method`.
+fn method_label(method: &Method) -> &'static str {
+    METHOD_LABELS
+        .get(method_index(method))
         .copied()
-        .unwrap_or("OTHER")
+        .unwrap_or(OTHER)
 }
 
 /// Layer counting every request with the status of its final answer.
@@ -140,7 +170,7 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         CountFuture {
-            method: method_label(request.method()),
+            method: method_index(request.method()),
             metrics: Arc::clone(&self.metrics),
             inner: self.inner.call(request),
         }
@@ -153,7 +183,8 @@ pin_project_lite::pin_project! {
         #[pin]
         inner: F,
         metrics: Arc<ApiMetrics>,
-        method: &'static str,
+        // Index in METHOD_LABELS.
+        method: usize,
     }
 }
 
@@ -168,7 +199,7 @@ where
         let this = self.project();
         let response = ready!(this.inner.poll(cx))?.into_response();
         this.metrics
-            .record_label(this.method, response.status().as_u16());
+            .record_index(*this.method, response.status().as_u16());
         Poll::Ready(Ok(response))
     }
 }
@@ -201,5 +232,34 @@ mod tests {
             text.contains("iota_restapi_http_request_errors 3"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn cached_and_uncached_codes_count_into_the_family() {
+        let metrics = ApiMetrics::default();
+        let mut registry = Registry::default();
+        metrics.register(&mut registry);
+        let encode = || {
+            let mut text = String::new();
+            prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+            text
+        };
+        assert!(!encode().contains("code="), "{}", encode());
+        for _ in 0..3 {
+            metrics.record(&Method::GET, 200);
+        }
+        metrics.record(&Method::GET, 302);
+        metrics.record(&Method::GET, 302);
+        let text = encode();
+        assert!(
+            text.contains(r#"iota_restapi_requests_total{code="200",method="GET"} 3"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"iota_restapi_requests_total{code="302",method="GET"} 2"#),
+            "{text}"
+        );
+        assert_eq!(text.matches("code=").count(), 2, "{text}");
+        assert_eq!(metrics.requests(&Method::GET, 200), 3);
     }
 }
