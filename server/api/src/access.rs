@@ -47,22 +47,51 @@ pub const DEFAULT_PROTECTED_ROUTES: &[&str] = &["/api/*"];
 
 /// A route pattern: a path where `*` matches any run of characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RoutePattern(String);
+pub struct RoutePattern {
+    text: String,
+    shape: Shape,
+}
+
+/// How a [`RoutePattern`] is matched: the common shapes without the general glob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// No `*`: the path equals the pattern.
+    Exact,
+    /// Only one `*`, at the end: the path starts with the pattern's first `len` bytes.
+    Prefix(usize),
+    /// Anything else: [`glob_match`].
+    Glob,
+}
 
 impl RoutePattern {
     /// The pattern as written.
     pub fn new(pattern: impl Into<String>) -> Self {
-        Self(pattern.into())
+        let text = pattern.into();
+        let stars = text.bytes().filter(|&b| b == b'*').count();
+        let shape = match stars {
+            0 => Shape::Exact,
+            1 if text.ends_with('*') => Shape::Prefix(text.len() - 1),
+            _ => Shape::Glob,
+        };
+        Self { text, shape }
     }
 
     /// The pattern text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 
-    /// Whether the whole of `path` matches.
+    /// Whether the whole of `path` matches: what [`glob_match`] says, found without it for
+    /// the shapes of the default lists (checked on every request).
     pub fn matches(&self, path: &str) -> bool {
-        glob_match(self.0.as_bytes(), path.as_bytes())
+        let (pattern, path) = (self.text.as_bytes(), path.as_bytes());
+        match self.shape {
+            Shape::Exact => pattern == path,
+            Shape::Prefix(len) => pattern
+                .get(..len)
+                .is_some_and(|prefix| path.starts_with(prefix)),
+            Shape::Glob => glob_match(pattern, path),
+        }
     }
 }
 
@@ -365,6 +394,30 @@ mod tests {
                 want,
                 "{pattern} vs {path}"
             );
+            assert_eq!(
+                glob_match(pattern.as_bytes(), path.as_bytes()),
+                want,
+                "glob {pattern} vs {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn shapes_match_as_the_glob_does() {
+        let patterns = [
+            "", "*", "**", "/a", "/a*", "/a**", "*/a", "/a*b", "/a/*", "/api/*", "/a*b*c",
+        ];
+        let paths = [
+            "", "/", "/a", "/a/", "/ab", "/a/b", "/b/a", "/aXbYbZc", "/api", "/api/", "/api/x",
+        ];
+        for pattern in patterns {
+            for path in paths {
+                assert_eq!(
+                    RoutePattern::new(pattern).matches(path),
+                    glob_match(pattern.as_bytes(), path.as_bytes()),
+                    "{pattern:?} vs {path:?}"
+                );
+            }
         }
     }
 
