@@ -16,7 +16,7 @@ use std::{
         atomic::{AtomicU64, AtomicU8, Ordering},
         Arc,
     },
-    task::{Context, Poll},
+    task::{ready, Context, Poll},
     time::{Duration, Instant},
 };
 
@@ -164,21 +164,38 @@ impl<S> TimedService<S> {
 impl<S, R> hyper::service::Service<R> for TimedService<S>
 where
     S: hyper::service::Service<R>,
-    S::Future: Send + 'static,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+    type Future = TimedFuture<S::Future>;
 
     fn call(&self, request: R) -> Self::Future {
         self.clock.request_started();
-        let clock = Arc::clone(&self.clock);
-        let answer = self.inner.call(request);
-        Box::pin(async move {
-            let response = answer.await;
-            clock.response_ready();
-            response
-        })
+        TimedFuture {
+            inner: self.inner.call(request),
+            clock: Arc::clone(&self.clock),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer of a [`TimedService`]: tells the clock when it is ready. (Not boxed: this
+    /// runs for every request.)
+    pub struct TimedFuture<F> {
+        #[pin]
+        inner: F,
+        clock: Arc<ConnClock>,
+    }
+}
+
+impl<F: Future> Future for TimedFuture<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let response = ready!(this.inner.poll(cx));
+        this.clock.response_ready();
+        Poll::Ready(response)
     }
 }
 

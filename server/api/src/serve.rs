@@ -3,21 +3,27 @@
 //! open connections below the open-file limit, and graceful shutdown.
 
 use std::{
+    cell::RefCell,
     convert::Infallible,
     future::Future,
     io,
     sync::Arc,
+    task::{Context, Poll, Waker},
     time::{Duration, Instant},
 };
 
 use axum::{body::Body, extract::Request, response::Response};
+use futures::future::Either;
+use hyper::body::Incoming;
 use hyper_util::{
     rt::{TokioIo, TokioTimer},
     server::graceful::GracefulShutdown,
-    service::TowerToHyperService,
 };
 use tokio::{net::TcpListener, sync::Semaphore};
-use tower::{util::BoxCloneSyncService, ServiceExt};
+use tower::{
+    util::{BoxCloneSyncService, Oneshot},
+    Service, ServiceExt,
+};
 
 use crate::conn_clock::{ConnClock, TimedService, TimedStream};
 
@@ -52,6 +58,32 @@ pub fn default_max_connections() -> usize {
         .unwrap_or(1 << 20);
     let share = (soft as f64 * DEFAULT_CONNECTION_SHARE) as usize;
     share.clamp(16, 1 << 20)
+}
+
+/// The API as one connection's hyper service. hyper-util's `TowerToHyperService` clones the
+/// service for every request (here: a box and the whole layer stack, then their drop); a
+/// connection's requests come one at a time, so this calls its own copy in place, and clones
+/// only if the stack were ever not ready (none of its layers waits).
+struct ConnService(RefCell<ApiService>);
+
+/// What [`ConnService`] answers with: the stack's answer, or a clone's if it was not ready.
+type ConnFuture = Either<<ApiService as Service<Request>>::Future, Oneshot<ApiService, Request>>;
+
+impl hyper::service::Service<hyper::Request<Incoming>> for ConnService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = ConnFuture;
+
+    fn call(&self, request: hyper::Request<Incoming>) -> ConnFuture {
+        let request = request.map(Body::new);
+        // Borrowed only within this call, which hyper does not re-enter.
+        let mut app = self.0.borrow_mut();
+        match app.poll_ready(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(())) => Either::Left(app.call(request)),
+            Poll::Ready(Err(never)) => match never {},
+            Poll::Pending => Either::Right(app.clone().oneshot(request)),
+        }
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then gives open connections at most
@@ -118,13 +150,7 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let clock = ConnClock::new();
         let io = TokioIo::new(TimedStream::new(stream, Arc::clone(&clock)));
-        let service = TimedService::new(
-            TowerToHyperService::new(
-                app.clone()
-                    .map_request(|r: hyper::Request<hyper::body::Incoming>| r.map(Body::new)),
-            ),
-            Arc::clone(&clock),
-        );
+        let service = TimedService::new(ConnService(RefCell::new(app.clone())), Arc::clone(&clock));
         let connection = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
             tokio::pin!(connection);
