@@ -79,11 +79,11 @@ fn split_output_id(id: &[u8; 34]) -> (&[u8], u16) {
 
 /// Body of `GET /api/core/v2/outputs/{outputId}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct OutputResponse {
+pub struct OutputResponse<'a> {
     /// Ledger metadata.
     pub metadata: OutputMetadata,
-    /// The output.
-    pub output: Output<'static>,
+    /// The output, borrowed from the bytes read (not copied to be serialised).
+    pub output: Output<'a>,
 }
 
 /// Parses an output id path parameter: 34 bytes with an index of at most 127.
@@ -119,9 +119,7 @@ pub async fn get(
     if let Some(media) = v2_binary(accept.0) {
         return Ok(binary(media, read.bytes));
     }
-    let output = Output::decode(&read.bytes)
-        .map_err(ApiError::internal)?
-        .into_owned();
+    let output = Output::decode(&read.bytes).map_err(ApiError::internal)?;
     json_response(&OutputResponse {
         metadata: OutputMetadata::new(&read),
         output,
