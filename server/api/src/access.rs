@@ -6,19 +6,18 @@
 //! the whole path (never the query string); `*` matches any run of characters, including `/`.
 //! The public list is checked first.
 
-use std::{
-    future::Future,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
+use std::{ops::ControlFlow, sync::Arc};
 
 use axum::{
     http::{header, HeaderMap, Request},
     response::{IntoResponse, Response},
 };
 
-use crate::{error::ApiError, jwt::JwtAuth};
+use crate::{
+    around::{Hook, Rewrite},
+    error::ApiError,
+    jwt::JwtAuth,
+};
 
 /// Routes open to everyone by default: everything in our API except peers and admin routes.
 pub const DEFAULT_PUBLIC_ROUTES: &[&str] = &[
@@ -235,99 +234,37 @@ fn path_matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Layer enforcing [`AccessControl`] on requests to the API's routes. A refused request to a
-/// path that names no route goes on to the router, whose answer is 404: access control does
-/// not reveal which unknown paths would be protected.
-///
-/// A hand-written service rather than `axum::middleware::from_fn`: for each request,
-/// `from_fn` clones the whole service stack inside it and boxes two futures; this decides
-/// before calling the router and boxes nothing.
+/// Enforces [`AccessControl`] on requests to the API's routes, as a layer
+/// ([`crate::around::Around`]). A refused request to a path that names no route goes on to
+/// the router, whose answer is 404: access control does not reveal which unknown paths would
+/// be protected.
 #[derive(Debug, Clone)]
-pub struct EnforceLayer {
+pub struct Enforce {
     access: Arc<AccessControl>,
     paths: RoutePaths,
 }
 
-impl EnforceLayer {
+impl Enforce {
     /// Enforces `access` on requests to `paths`.
     pub fn new(access: Arc<AccessControl>, paths: RoutePaths) -> Self {
         Self { access, paths }
     }
 }
 
-impl<S> tower::Layer<S> for EnforceLayer {
-    type Service = Enforce<S>;
+impl Hook for Enforce {
+    type Note = ();
 
-    fn layer(&self, inner: S) -> Enforce<S> {
-        Enforce {
-            inner,
-            access: Arc::clone(&self.access),
-            paths: self.paths.clone(),
-        }
-    }
-}
-
-/// The service of [`EnforceLayer`].
-#[derive(Debug, Clone)]
-pub struct Enforce<S> {
-    inner: S,
-    access: Arc<AccessControl>,
-    paths: RoutePaths,
-}
-
-impl<S, B> tower::Service<Request<B>> for Enforce<S>
-where
-    S: tower::Service<Request<B>>,
-    S::Response: IntoResponse,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = EnforceFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
+    fn before<B>(&self, request: &Request<B>) -> ControlFlow<Response> {
         match self.access.check(request.uri().path(), request.headers()) {
-            Err(refusal) if self.paths.routes(request.uri().path()) => EnforceFuture {
-                inner: None,
-                refusal: Some(refusal.into_response()),
-            },
-            Ok(()) | Err(_) => EnforceFuture {
-                inner: Some(self.inner.call(request)),
-                refusal: None,
-            },
+            Err(refusal) if self.paths.routes(request.uri().path()) => {
+                ControlFlow::Break(refusal.into_response())
+            }
+            Ok(()) | Err(_) => ControlFlow::Continue(()),
         }
     }
-}
 
-pin_project_lite::pin_project! {
-    /// The answer of [`Enforce`]: the refusal, or the inner service's answer.
-    pub struct EnforceFuture<F> {
-        // The inner service's answer, when let through.
-        #[pin]
-        inner: Option<F>,
-        // The refusal otherwise (taken when polled).
-        refusal: Option<Response>,
-    }
-}
-
-impl<F, R, E> Future for EnforceFuture<F>
-where
-    F: Future<Output = Result<R, E>>,
-    R: IntoResponse,
-{
-    type Output = Result<Response, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        match this.inner.as_pin_mut() {
-            Some(inner) => inner
-                .poll(cx)
-                .map(|answer| answer.map(IntoResponse::into_response)),
-            None => Poll::Ready(Ok(this.refusal.take().unwrap_or_default())),
-        }
+    fn after((): (), answer: Response) -> Result<Response, Rewrite> {
+        Ok(answer)
     }
 }
 

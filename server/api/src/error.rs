@@ -1,11 +1,6 @@
 //! `ApiError`: every error the API answers with, as `{"error":{"code":<status>,"message":"..."}}`.
 
-use std::{
-    borrow::Cow,
-    future::Future,
-    pin::Pin,
-    task::{ready, Context, Poll},
-};
+use std::{borrow::Cow, ops::ControlFlow};
 
 use axum::{
     body::Body,
@@ -16,7 +11,10 @@ use axum::{
 use ledger_engine::SubmitError;
 use serde::Serialize;
 
-use crate::submit::{PowPoolError, SubmitFailure};
+use crate::{
+    around::{Hook, Rewrite},
+    submit::{PowPoolError, SubmitFailure},
+};
 
 /// The message of every 403: clients and operators look for its first words (Hornet's), the
 /// rest says how to get in.
@@ -265,81 +263,25 @@ async fn envelope(response: Response) -> Response {
     Response::from_parts(parts, fresh.into_body())
 }
 
-/// Layer turning every error response that is not already JSON (axum's own rejections, 405
-/// from the router, a caught panic, ...) into the JSON envelope. Headers such as `Allow`
-/// are kept.
-///
-/// A hand-written service rather than `axum::middleware::from_fn`: for each request,
-/// `from_fn` clones the whole service stack inside it and boxes two futures; this boxes
-/// only the rewriting of an answer that needs it.
+/// Turns every error response that is not already JSON (axum's own rejections, 405 from the
+/// router, a caught panic, ...) into the JSON envelope, as a layer ([`Around`]). Headers such
+/// as `Allow` are kept.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct JsonErrorsLayer;
+pub struct JsonErrors;
 
-impl<S> tower::Layer<S> for JsonErrorsLayer {
-    type Service = JsonErrors<S>;
+impl Hook for JsonErrors {
+    type Note = ();
 
-    fn layer(&self, inner: S) -> JsonErrors<S> {
-        JsonErrors { inner }
-    }
-}
-
-/// The service of [`JsonErrorsLayer`].
-#[derive(Debug, Clone)]
-pub struct JsonErrors<S> {
-    inner: S,
-}
-
-impl<S, B> tower::Service<Request<B>> for JsonErrors<S>
-where
-    S: tower::Service<Request<B>>,
-    S::Response: IntoResponse,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = JsonErrorsFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
+    fn before<B>(&self, _: &Request<B>) -> ControlFlow<Response> {
+        ControlFlow::Continue(())
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        JsonErrorsFuture {
-            inner: self.inner.call(request),
-            rewrite: None,
+    fn after((): (), answer: Response) -> Result<Response, Rewrite> {
+        if needs_envelope(&answer) {
+            Err(Box::pin(envelope(answer)))
+        } else {
+            Ok(answer)
         }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The answer of [`JsonErrors`].
-    pub struct JsonErrorsFuture<F> {
-        #[pin]
-        inner: F,
-        // The envelope being built, once the inner answer needs one.
-        rewrite: Option<Pin<Box<dyn Future<Output = Response> + Send>>>,
-    }
-}
-
-impl<F, R, E> Future for JsonErrorsFuture<F>
-where
-    F: Future<Output = Result<R, E>>,
-    R: IntoResponse,
-{
-    type Output = Result<Response, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        if let Some(rewrite) = this.rewrite {
-            return rewrite.as_mut().poll(cx).map(Ok);
-        }
-        let response = ready!(this.inner.poll(cx))?.into_response();
-        if !needs_envelope(&response) {
-            return Poll::Ready(Ok(response));
-        }
-        let mut rewrite = Box::pin(envelope(response));
-        let polled = rewrite.as_mut().poll(cx);
-        *this.rewrite = Some(rewrite);
-        polled.map(Ok)
     }
 }
 

@@ -16,6 +16,7 @@
 
 pub mod access;
 pub mod admission;
+pub mod around;
 pub mod config;
 mod conn_clock;
 pub mod error;

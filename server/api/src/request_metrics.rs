@@ -2,21 +2,21 @@
 //! answers, and (read from the PoW pool at scrape time) node PoW requests.
 
 use std::{
-    future::Future,
-    pin::Pin,
+    ops::ControlFlow,
     sync::{Arc, OnceLock},
-    task::{ready, Context, Poll},
 };
 
 use axum::{
     http::{Method, Request},
-    response::{IntoResponse, Response},
+    response::Response,
 };
 use prometheus_client::{
     encoding::EncodeLabelSet,
     metrics::{counter::Counter, family::Family, gauge::Gauge},
     registry::Registry,
 };
+
+use crate::around::{Hook, Rewrite};
 
 /// Labels of `iota_restapi_requests_total` (Hornet's echo middleware has `code` and
 /// `method`; `host` and `url` are left out: their values are client-chosen, unbounded).
@@ -31,7 +31,7 @@ pub struct RequestLabels {
 /// Status codes whose counters [`ApiMetrics`] keeps at hand: those the API answers with.
 const CACHED_CODES: [u16; 11] = [200, 201, 400, 403, 404, 405, 408, 413, 415, 500, 503];
 
-/// Counters of the API, updated by [`CountRequestsLayer`].
+/// Counters of the API, updated by [`CountRequests`].
 #[derive(Debug, Default)]
 pub struct ApiMetrics {
     requests: Family<RequestLabels, Counter>,
@@ -122,85 +122,29 @@ fn method_label(method: &Method) -> &'static str {
         .unwrap_or(OTHER)
 }
 
-/// Layer counting every request with the status of its final answer.
-///
-/// A hand-written service rather than `axum::middleware::from_fn`: for each request,
-/// `from_fn` clones the whole service stack inside it and boxes two futures; this clones
-/// one `Arc` and boxes nothing.
+/// Counts every request with the status of its final answer, as a layer
+/// ([`crate::around::Around`]).
 #[derive(Debug, Clone)]
-pub struct CountRequestsLayer(Arc<ApiMetrics>);
+pub struct CountRequests(Arc<ApiMetrics>);
 
-impl CountRequestsLayer {
+impl CountRequests {
     /// Counts into `metrics`.
     pub fn new(metrics: Arc<ApiMetrics>) -> Self {
         Self(metrics)
     }
 }
 
-impl<S> tower::Layer<S> for CountRequestsLayer {
-    type Service = CountRequests<S>;
+impl Hook for CountRequests {
+    /// The counters, and the request's index in `METHOD_LABELS`.
+    type Note = (Arc<ApiMetrics>, usize);
 
-    fn layer(&self, inner: S) -> CountRequests<S> {
-        CountRequests {
-            inner,
-            metrics: Arc::clone(&self.0),
-        }
-    }
-}
-
-/// The service of [`CountRequestsLayer`].
-#[derive(Debug, Clone)]
-pub struct CountRequests<S> {
-    inner: S,
-    metrics: Arc<ApiMetrics>,
-}
-
-impl<S, B> tower::Service<Request<B>> for CountRequests<S>
-where
-    S: tower::Service<Request<B>>,
-    S::Response: IntoResponse,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = CountFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
+    fn before<B>(&self, request: &Request<B>) -> ControlFlow<Response, Self::Note> {
+        ControlFlow::Continue((Arc::clone(&self.0), method_index(request.method())))
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        CountFuture {
-            method: method_index(request.method()),
-            metrics: Arc::clone(&self.metrics),
-            inner: self.inner.call(request),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The answer of [`CountRequests`]: counted when it is ready.
-    pub struct CountFuture<F> {
-        #[pin]
-        inner: F,
-        metrics: Arc<ApiMetrics>,
-        // Index in METHOD_LABELS.
-        method: usize,
-    }
-}
-
-impl<F, R, E> Future for CountFuture<F>
-where
-    F: Future<Output = Result<R, E>>,
-    R: IntoResponse,
-{
-    type Output = Result<Response, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let response = ready!(this.inner.poll(cx))?.into_response();
-        this.metrics
-            .record_index(*this.method, response.status().as_u16());
-        Poll::Ready(Ok(response))
+    fn after((metrics, method): Self::Note, answer: Response) -> Result<Response, Rewrite> {
+        metrics.record_index(method, answer.status().as_u16());
+        Ok(answer)
     }
 }
 

@@ -12,7 +12,9 @@ use axum::{
 use tower::{util::BoxCloneSyncService, ServiceBuilder};
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
-use crate::{access, error, request_metrics, routes, serve::ApiService, state::AppState};
+use crate::{
+    access, around::Around, error, request_metrics, routes, serve::ApiService, state::AppState,
+};
 
 /// The whole API as one service, ready for [`crate::serve`]: [`endpoints`] inside
 /// [`with_layers`].
@@ -175,11 +177,11 @@ pub fn with_layers(endpoints: Vec<Endpoint>, state: AppState) -> ApiService {
     // (on requests to a route; any other path falls through to the 404), and the limit for
     // axum's own body extractors.
     let layered = ServiceBuilder::new()
-        .layer(request_metrics::CountRequestsLayer::new(api_metrics))
+        .layer(Around(request_metrics::CountRequests::new(api_metrics)))
         .layer(TraceLayer::new_for_http())
-        .layer(error::JsonErrorsLayer)
+        .layer(Around(error::JsonErrors))
         .layer(CatchPanicLayer::new())
-        .layer(access::EnforceLayer::new(access, paths))
+        .layer(Around(access::Enforce::new(access, paths)))
         .layer(DefaultBodyLimit::max(body_limit))
         .service(router);
     BoxCloneSyncService::new(layered)
