@@ -20,8 +20,9 @@ pub struct PeerInfo {
     pub gossip: GossipInfo,
 }
 
-/// How a peer is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a peer is known; its JSON name is Hornet's (`known`, `unknown`, `autopeered`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Relation {
     /// Configured (static).
     Known,

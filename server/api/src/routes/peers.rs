@@ -8,7 +8,7 @@ use axum::{
 };
 use serde::{Deserialize, Serialize};
 
-use ledger_p2p::{P2p, P2pError, PeerInfo, PeerStats};
+use ledger_p2p::{P2p, P2pError, PeerInfo, PeerStats, Relation};
 
 use crate::{error::ApiError, state::AppState};
 
@@ -30,18 +30,6 @@ pub struct Peer {
     /// Gossip state; omitted when no gossip stream exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gossip: Option<Gossip>,
-}
-
-/// How a peer is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Relation {
-    /// Configured (static).
-    Known,
-    /// Inbound, not configured.
-    Unknown,
-    /// Found by autopeering.
-    Autopeered,
 }
 
 /// Gossip state of a peer.
@@ -118,11 +106,7 @@ impl From<PeerInfo> for Peer {
             id: p.id,
             multi_addresses: p.multi_addresses,
             alias: p.alias,
-            relation: match p.relation {
-                ledger_p2p::Relation::Known => Relation::Known,
-                ledger_p2p::Relation::Unknown => Relation::Unknown,
-                ledger_p2p::Relation::Autopeered => Relation::Autopeered,
-            },
+            relation: p.relation,
             connected: p.connected,
             gossip: Some(Gossip {
                 heartbeat: Heartbeat {
