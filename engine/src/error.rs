@@ -34,6 +34,9 @@ pub enum EngineError {
     /// Stored state contradicts itself (a bug or a damaged store).
     #[error("inconsistent state: {0}")]
     Inconsistent(String),
+    /// A history file beside the log (block metadata, journal, checkpoint) failed.
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
     /// The coordinator settings contradict each other.
     #[error("coordinator settings: {0}")]
     Config(#[from] ConfigError),

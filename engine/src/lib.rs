@@ -3,6 +3,9 @@
 //!
 //! The components behind it are private modules:
 //! - `log`: the durable, memory-mapped, append-only block log;
+//! - `history`: what is kept of the history beside the log (metadata of referenced blocks,
+//!   the milestone journal, checkpoints), so memory follows the live tangle and a restart
+//!   opens state instead of rebuilding it;
 //! - `tangle`: block metadata, solidification, tips, the white-flag cone walk;
 //! - `utxo`: the columnar UTXO ledger with per-milestone diffs;
 //! - `semantic`: TIP-20 semantic validation of one transaction;
@@ -17,12 +20,14 @@
 //! them one by one. They are not the engine's API: the server uses only this root
 //! (`server/tests/layering.rs` fails otherwise).
 
-// The one unsafe operation is the log's memory map (`log/segment.rs`), allowed there by name.
+// The unsafe operations are the memory maps of the log (`log/segment.rs`) and of the block
+// metadata files (`history/blockmeta.rs`), allowed there by name.
 #![deny(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
 mod error;
 mod genesis;
+mod history;
 mod indexer;
 mod log;
 mod node;
@@ -58,6 +63,7 @@ pub mod internals {
         indexer: "The indexer.",
         sharded: "Sharded maps.",
         watermark: "Watermark files.",
+        history: "History files beside the log.",
     );
 }
 
@@ -66,12 +72,13 @@ pub use error::{
     SubmitError, Unavailable,
 };
 pub use genesis::{Genesis, DEV_GENESIS_JSON};
+pub use history::HistoryError;
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
     BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneDiff, MilestoneInfo,
     OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
-    V3Submitted,
+    V3Submitted, DEFAULT_CHECKPOINT_INTERVAL,
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;

@@ -129,6 +129,24 @@ impl Engine {
         };
         st.milestone_ids.insert(info.milestone_id, info.index);
         st.milestones.insert(m.index, info);
+        if st.journal_ok {
+            let entry = JournalEntry {
+                index: m.index,
+                timestamp: m.timestamp,
+                milestone_id,
+                block_id,
+                referenced: u32::try_from(conf.referenced.len()).unwrap_or(u32::MAX),
+                created: std::mem::take(&mut conf.created),
+                consumed: conf.consumed.clone(),
+                balance_changes: std::mem::take(&mut conf.balance_changes),
+            };
+            if let Err(e) = st.journal.append(&entry) {
+                // The state in memory is right; only a restart needs the journal, and it
+                // then rebuilds from the log (no checkpoint is written from here on).
+                tracing::error!("{e}: no more checkpoints until the node restarts");
+                st.journal_ok = false;
+            }
+        }
         let (healthy, semi_lazy, lazy) = st.tangle.tip_pool_sizes();
         drop(st);
         // Milestones are confirmed one at a time (`confirming`), so they reach the indexer in
@@ -145,6 +163,11 @@ impl Engine {
         if replay == Replay::No {
             if let Err(e) = self.confirmed_mark.write(m.index) {
                 tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
+            }
+            if m.index % self.checkpoint_interval == 0 {
+                if let Err(e) = self.checkpoint() {
+                    tracing::error!(index = m.index, "checkpoint not written: {e}");
+                }
             }
         }
         let took = started.elapsed();

@@ -94,7 +94,9 @@ impl Engine {
                 )));
             }
         }
+        let ticket = self.inflight.begin();
         let appended = self.log.append(&LogId::V2(block_id), &bytes)?;
+        self.inflight.appended(appended.location.to_u64());
         // The log is the record of issuance; the mark outlives a lost log.
         if let Some(mark) = &self.issued_mark {
             if let Err(e) = mark.write(index) {
@@ -112,6 +114,7 @@ impl Engine {
                 None,
             );
         }
+        drop(ticket);
         issued.push(block_id);
         self.announce(issued);
         if !self.confirm_milestone_block(block_id, Some(conf), started, Replay::No)? {
@@ -131,6 +134,7 @@ impl Engine {
     pub(super) fn issue_checkpoints(&self, tips: &[BlockId]) -> Result<Vec<BlockId>, EngineError> {
         let cancel = AtomicBool::new(false);
         let mut written = Vec::with_capacity(tips.len().div_ceil(8));
+        let ticket = self.inflight.begin();
         for chunk in tips.chunks(8) {
             let mut block = Block {
                 protocol_version: PROTOCOL_VERSION,
@@ -144,6 +148,7 @@ impl Engine {
             let bytes = block.to_bytes()?;
             let id = Block::id_of(&bytes);
             let (appended, _durable) = self.log.append_nowait(&LogId::V2(id), &bytes)?;
+            self.inflight.appended(appended.location.to_u64());
             written.push((id, block, appended.location.to_u64()));
         }
         let mut st = self.write();
@@ -153,6 +158,7 @@ impl Engine {
             ids.push(*id);
         }
         drop(st);
+        drop(ticket);
         ids.sort_unstable();
         Ok(ids)
     }

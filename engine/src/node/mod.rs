@@ -1,11 +1,13 @@
 //! The engine facade: one `Engine` per node, shared as `Arc<Engine>` by the
 //! REST layer and the coordinator thread.
 //!
-//! State is rebuilt on open by replaying the block log: blocks go back into
-//! the tangle in append order, then milestones are confirmed in index order.
-//! White-flag is deterministic, so the ledger, diffs and rich list after a
-//! restart equal those before it; nothing but the log (and the coordinator
-//! key) is persisted.
+//! State is opened from the history files beside the log (`crate::history`): the ledger,
+//! rich list, indexer and milestones from the milestone journal up to the last checkpoint,
+//! the tangle from the blocks unreferenced at that checkpoint and the log tail after it; the
+//! metadata of older referenced blocks stays on disk. Without a usable checkpoint (a data
+//! directory of the previous format, a damaged file) the log is replayed whole: blocks go
+//! back into the tangle in append order, then milestones are confirmed in index order.
+//! White-flag is deterministic, so both ways give the state before the restart.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -25,8 +27,10 @@ use crate::error::{
     ConfigError, EngineError, GenesisError, InternalError, InvalidBlock, SubmitError, Unavailable,
 };
 use crate::genesis::Genesis;
+use crate::history;
+use crate::history::{BlockMetaFiles, Checkpoint, HistoryError, InFlight, Journal, JournalEntry};
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
-use crate::log::{BlockId as LogId, Durability, Durable, Log, LogConfig, LogStats};
+use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig, LogStats};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockView, Inclusion, Tangle, TipScore, TipScoring};
 use crate::timing::TimingObserver;
@@ -71,7 +75,13 @@ pub struct EngineConfig {
     /// Keep the TIP-26 output indexes (the indexer API); off saves their memory and their
     /// share of each confirmation.
     pub indexer: bool,
+    /// Confirmed milestones between two checkpoints (at least 1): a restart after a crash
+    /// loads again at most the blocks stored since the last one.
+    pub checkpoint_interval: u32,
 }
+
+/// Milestones between two checkpoints by default.
+pub const DEFAULT_CHECKPOINT_INTERVAL: u32 = 1;
 
 impl EngineConfig {
     /// A dev node in `data_dir`: dev genesis, own coordinator.
@@ -86,6 +96,7 @@ impl EngineConfig {
             milestone_threshold: 1,
             pow_workers: 0,
             indexer: true,
+            checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
         }
     }
 }
@@ -169,11 +180,20 @@ struct State {
     referenced: u64,
     // Submitted transaction blocks whose signatures await the next arrival batch.
     unverified: Vec<(BlockId, u64)>,
+    // Per confirmed milestone, what it changed (see `crate::history`).
+    journal: Journal,
+    // False once a journal write failed: no checkpoint is written after that.
+    journal_ok: bool,
 }
 
 /// The node's state and its operations.
 pub struct Engine {
-    log: Log,
+    log: Arc<Log>,
+    // `DATA_DIR/history`: block metadata, milestone journal, checkpoint.
+    history_dir: PathBuf,
+    checkpoint_interval: u32,
+    // Appends not yet in the tangle (see `crate::history::InFlight`).
+    inflight: InFlight,
     genesis: Genesis,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,
@@ -265,10 +285,11 @@ impl Engine {
         &self.coordinator_keys
     }
 
-    /// Stops the coordinator and flushes the log.
+    /// Stops the coordinator, flushes the log and writes a checkpoint (the next start opens
+    /// the state as it is now).
     ///
     /// # Errors
-    /// The final fsync failed.
+    /// The final fsync or the checkpoint failed.
     pub fn shutdown(&self) -> Result<(), EngineError> {
         self.shutting_down.store(true, Ordering::Relaxed);
         let _guard = self
@@ -276,7 +297,7 @@ impl Engine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.log.sync()?;
-        Ok(())
+        self.checkpoint()
     }
 
     // ---- queries -------------------------------------------------------
@@ -288,20 +309,39 @@ impl Engine {
 
     /// What the API tells about block `id` (see [`BlockStatus`]), read under one lock.
     pub fn block_status(&self, id: &BlockId) -> Option<BlockStatus> {
-        let (view, parents, tip_score) = {
+        let (mut view, parents, tip_score) = {
             let st = self.read();
-            let meta = st.tangle.get(id)?;
-            (
-                meta.view.clone(),
-                meta.parents.clone(),
-                st.tangle.tip_score(id),
-            )
+            match st.tangle.get(id) {
+                Some(meta) => (
+                    meta.view.clone(),
+                    meta.parents.clone(),
+                    st.tangle.tip_score(id),
+                ),
+                None => {
+                    let (a, _) = st.tangle.archived(id)?;
+                    let view = BlockView {
+                        solid: true,
+                        referenced_by: Some(a.referenced_by),
+                        white_flag_index: Some(a.white_flag_index),
+                        inclusion: a.inclusion,
+                        milestone_index: None,
+                    };
+                    (view, Vec::new(), None)
+                }
+            }
         };
         let parents = match view.referenced_by {
             None => parents,
             // The tangle keeps no parents for history: they are read from the stored block,
-            // after the state lock is released.
-            Some(_) => Block::decode(self.block_bytes(id)?).ok()?.parents.to_vec(),
+            // after the state lock is released (and the milestone it carries, for a block
+            // whose metadata came from the archive).
+            Some(_) => {
+                let block = Block::decode(self.block_bytes(id)?).ok()?;
+                if let Some(Payload::Milestone(m)) = &block.payload {
+                    view.milestone_index = Some(m.index);
+                }
+                block.parents.to_vec()
+            }
         };
         Some(BlockStatus {
             parents,
@@ -442,8 +482,14 @@ impl Engine {
         self.read().tangle.tip_pool_sizes()
     }
 
-    /// Number of blocks in the tangle.
+    /// Number of blocks stored (v2 and v3 records of the log).
     pub fn block_count(&self) -> usize {
+        usize::try_from(self.log.len()).unwrap_or(usize::MAX)
+    }
+
+    /// Blocks whose metadata is in memory: unreferenced ones and those referenced within the
+    /// below-max-depth window.
+    pub fn blocks_in_memory(&self) -> usize {
         self.read().tangle.len()
     }
 
@@ -472,6 +518,10 @@ impl Engine {
 
     /// Every block's inclusion state (for tests and tools).
     pub fn inclusion(&self, id: &BlockId) -> Option<Inclusion> {
-        self.read().tangle.get(id).map(|m| m.view.inclusion)
+        let st = self.read();
+        match st.tangle.get(id) {
+            Some(m) => Some(m.view.inclusion),
+            None => st.tangle.archived(id).map(|(a, _)| a.inclusion),
+        }
     }
 }

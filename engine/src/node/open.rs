@@ -1,4 +1,5 @@
-//! Opening a node's state: coordinator key, genesis, log replay, watermarks.
+//! Opening a node's state: coordinator key, genesis, history (checkpoint and journal, or a
+//! replay of the log), watermarks.
 
 use super::*;
 
@@ -12,10 +13,12 @@ impl Engine {
             context: format!("creating {}", config.data_dir.display()),
             source,
         })?;
-        let log = Log::open(
+        let log = Arc::new(Log::open(
             config.data_dir.join("log"),
             LogConfig::default().with_durability(config.durability),
-        )?;
+        )?);
+        let history_dir = config.data_dir.join(history::DIR);
+        let (metas, resume) = open_history(&history_dir, &log, config.genesis.milestone_index)?;
         let coordinator = match (config.coordinator, &config.coordinator_key_file) {
             (false, _) => None,
             (true, Some(file)) => Some(read_key(file)?),
@@ -49,7 +52,8 @@ impl Engine {
             g.solid_entry_points.iter().map(|s| (*s, g.milestone_index)),
             g.milestone_index,
             scoring,
-        );
+        )
+        .with_archive(Box::new(metas));
         let mut ledger = Ledger::new(g.milestone_index);
         let mut richlist = RichList::new(g.milestone_index);
         let mut indexer = Indexer::new(g.milestone_index);
@@ -104,8 +108,22 @@ impl Engine {
             path.push(".issued");
             Watermark::new(path)
         });
+        let journal_path = history_dir.join(JOURNAL);
+        let checkpoint_path = history_dir.join(CHECKPOINT);
+        let (journal, resume) = match resume {
+            Some((checkpoint, journal, entries)) => (journal, Some((checkpoint, entries))),
+            None => {
+                // The checkpoint goes first: a crash in between leaves no checkpoint that
+                // names journal entries which are gone.
+                Checkpoint::remove(&checkpoint_path)?;
+                (Journal::create(&journal_path, g.milestone_index + 1)?, None)
+            }
+        };
         let engine = Self {
             log,
+            history_dir,
+            checkpoint_interval: config.checkpoint_interval.max(1),
+            inflight: InFlight::default(),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,
@@ -122,6 +140,8 @@ impl Engine {
                 pending: BTreeMap::new(),
                 referenced: 0,
                 unverified: Vec::new(),
+                journal,
+                journal_ok: true,
             }),
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
@@ -130,8 +150,12 @@ impl Engine {
             broadcast: OnceLock::new(),
             indexer,
         };
-        engine.replay()?;
+        match resume {
+            Some((checkpoint, entries)) => engine.resume(&checkpoint, entries)?,
+            None => engine.replay()?,
+        }
         engine.check_watermarks()?;
+        engine.checkpoint()?;
         Ok(Arc::new(engine))
     }
 
@@ -164,24 +188,152 @@ impl Engine {
         Ok(())
     }
 
+    /// Rebuilds the state from the whole log: every block into the tangle, then every
+    /// milestone confirmed again.
     pub(super) fn replay(&self) -> Result<(), EngineError> {
+        tracing::info!(
+            records = self.log.len(),
+            "no usable checkpoint: replaying the block log"
+        );
         let mut st = self.write();
         st.tangle.begin_bulk_load();
         for rec in self.log.iter() {
-            let LogId::V2(id) = rec.id() else { continue };
-            let Ok(block) = Block::decode(rec.bytes()) else {
-                return Err(EngineError::Inconsistent(format!(
-                    "stored block {} does not decode",
-                    hex32(&id)
-                )));
-            };
-            let tx_id = ledger_codec::stardust::transaction_id_of_block(rec.bytes());
-            Self::insert_block(&mut st, id, &block, tx_id, rec.location().to_u64(), None);
+            Self::load_record(&mut st, &rec)?;
         }
         drop(st);
         let confirmed = self.confirm_pending(Replay::Yes);
         self.write().tangle.end_bulk_load();
         confirmed
+    }
+
+    /// Opens the state at `checkpoint`: the journal's milestones up to it applied to the
+    /// ledger, rich list and indexer; the blocks unreferenced then and the log tail after it
+    /// loaded into the tangle; then the milestones stored after it confirmed again.
+    fn resume(
+        &self,
+        checkpoint: &Checkpoint,
+        entries: Vec<JournalEntry>,
+    ) -> Result<(), EngineError> {
+        let inconsistent = |e: String| EngineError::Inconsistent(e);
+        let mut st = self.write();
+        for e in entries {
+            st.ledger
+                .apply(e.index, e.timestamp, &e.created, &e.consumed)
+                .map_err(|err| inconsistent(err.to_string()))?;
+            st.richlist
+                .apply_milestone(e.index, e.balance_changes.iter().copied())
+                .map_err(|err| inconsistent(err.to_string()))?;
+            if let Some(indexer) = &self.indexer {
+                let indexed = self.index_entries(&e.created)?;
+                let consumed = e.consumed.iter().map(|(id, _)| *id).collect();
+                indexer.apply(e.index, e.timestamp, indexed, consumed);
+            }
+            let info = MilestoneInfo {
+                index: e.index,
+                timestamp: e.timestamp,
+                milestone_id: e.milestone_id,
+                block_id: e.block_id,
+            };
+            st.milestone_ids.insert(info.milestone_id, info.index);
+            st.milestones.insert(info.index, info);
+        }
+        st.referenced = checkpoint.referenced;
+        st.tangle.resume_at(checkpoint.ledger_index);
+        st.tangle.begin_bulk_load();
+        for record in &checkpoint.unreferenced {
+            let rec = self.log.read(Location::from_u64(*record)).ok_or_else(|| {
+                inconsistent(format!(
+                    "the checkpoint names a log record at {record:#x} that is not stored"
+                ))
+            })?;
+            Self::load_record(&mut st, &rec)?;
+        }
+        let tail = Location::from_u64(checkpoint.tail);
+        let mut loaded = 0u64;
+        // TODO(log-index): Log::iter_from
+        for rec in self.log.iter().filter(|r| r.location() >= tail) {
+            Self::load_record(&mut st, &rec)?;
+            loaded += 1;
+        }
+        drop(st);
+        tracing::info!(
+            ledger_index = checkpoint.ledger_index,
+            unreferenced = checkpoint.unreferenced.len(),
+            tail = loaded,
+            "opened the state at the checkpoint"
+        );
+        let confirmed = self.confirm_pending(Replay::Yes);
+        self.write().tangle.end_bulk_load();
+        confirmed
+    }
+
+    /// The indexer entries of outputs created by a journaled milestone (their bytes are read
+    /// back from the log, like white flag read them).
+    fn index_entries(&self, created: &[NewOutput]) -> Result<Vec<IndexEntry>, EngineError> {
+        let mut out = Vec::with_capacity(created.len());
+        for o in created {
+            let bytes =
+                whiteflag::output_bytes(&self.log, &self.genesis.blob, o.loc).ok_or_else(|| {
+                    EngineError::Inconsistent(format!(
+                        "output {} of the journal is not in the log",
+                        ledger_codec::hexstr::to_hex(&o.output_id)
+                    ))
+                })?;
+            let output = ledger_codec::stardust::Output::decode(bytes)
+                .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+            out.extend(IndexEntry::of(&o.output_id, &output));
+        }
+        Ok(out)
+    }
+
+    /// Puts a stored v2 block into the tangle (v3 records are not part of it).
+    fn load_record(st: &mut State, rec: &crate::log::Record<'_>) -> Result<(), EngineError> {
+        let LogId::V2(id) = rec.id() else {
+            return Ok(());
+        };
+        let Ok(block) = Block::decode(rec.bytes()) else {
+            return Err(EngineError::Inconsistent(format!(
+                "stored block {} does not decode",
+                hex32(&id)
+            )));
+        };
+        let tx_id = ledger_codec::stardust::transaction_id_of_block(rec.bytes());
+        Self::insert_block(st, id, &block, tx_id, rec.location().to_u64(), None);
+        Ok(())
+    }
+
+    /// Writes a checkpoint at the current ledger index: block metadata and journal made
+    /// durable first, then the checkpoint file replaced atomically. Skipped (and logged once
+    /// per failure) when the journal could not be written.
+    pub(super) fn checkpoint(&self) -> Result<(), EngineError> {
+        let tail = self.inflight.safe_tail();
+        let checkpoint = {
+            let mut st = self.write();
+            if !st.journal_ok {
+                return Ok(());
+            }
+            st.tangle
+                .flush_archive()
+                .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+            st.journal.sync()?;
+            let ledger_index = st.ledger.ledger_index();
+            if st.journal.last_index() != ledger_index {
+                return Err(EngineError::Inconsistent(format!(
+                    "the milestone journal ends at {}, the ledger at {ledger_index}",
+                    st.journal.last_index()
+                )));
+            }
+            Checkpoint {
+                genesis_index: self.genesis.milestone_index,
+                ledger_index,
+                referenced: st.referenced,
+                tail,
+                unreferenced: st.tangle.unreferenced_records(),
+            }
+        };
+        crate::history::crash_point("checkpoint-before-write");
+        checkpoint.write(&self.history_dir.join(CHECKPOINT))?;
+        Ok(())
     }
 
     /// Adds a stored block to the tangle; `tx_id` is
@@ -207,5 +359,82 @@ impl Engine {
             }
         }
         inserted
+    }
+}
+
+/// The checkpoint's file name in the history directory.
+const CHECKPOINT: &str = "checkpoint";
+/// The milestone journal's file name in the history directory.
+const JOURNAL: &str = "milestones.journal";
+/// The block metadata files' directory in the history directory.
+const BLOCKMETA: &str = "blockmeta";
+
+/// What [`open_history`] found to resume from: the checkpoint, the journal open after its
+/// last entry, and the entries up to it.
+type Resume = Option<(Checkpoint, Journal, Vec<JournalEntry>)>;
+
+/// Opens the history directory: the block metadata files, and the checkpoint with its journal
+/// entries when both are usable. A damaged or foreign file is logged, naming it, and the
+/// state is then rebuilt from the log (damaged block metadata files are removed first).
+fn open_history(
+    dir: &Path,
+    log: &Arc<Log>,
+    genesis_index: u32,
+) -> Result<(BlockMetaFiles, Resume), EngineError> {
+    std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
+        context: format!("creating {}", dir.display()),
+        source,
+    })?;
+    let meta_dir = dir.join(BLOCKMETA);
+    let (metas, usable) = match BlockMetaFiles::open(&meta_dir, Arc::clone(log)) {
+        Ok(m) => (m, true),
+        Err(e @ HistoryError::Damaged { .. }) => {
+            tracing::warn!("{e}: the block metadata is rebuilt from the block log");
+            std::fs::remove_dir_all(&meta_dir).map_err(|source| EngineError::Io {
+                context: format!("removing {}", meta_dir.display()),
+                source,
+            })?;
+            (BlockMetaFiles::open(&meta_dir, Arc::clone(log))?, false)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !usable {
+        return Ok((metas, None));
+    }
+    let checkpoint = match Checkpoint::read(&dir.join(CHECKPOINT)) {
+        Ok(Some(c)) if c.genesis_index == genesis_index => c,
+        Ok(Some(c)) => {
+            tracing::warn!(
+                "{}: written for genesis milestone index {}, this network's is {genesis_index}; \
+                 the state is rebuilt from the block log",
+                dir.join(CHECKPOINT).display(),
+                c.genesis_index
+            );
+            return Ok((metas, None));
+        }
+        Ok(None) => return Ok((metas, None)),
+        Err(e) => {
+            tracing::warn!("{e}: the state is rebuilt from the block log");
+            return Ok((metas, None));
+        }
+    };
+    match Journal::open_upto(
+        &dir.join(JOURNAL),
+        genesis_index + 1,
+        checkpoint.ledger_index,
+    ) {
+        Ok((journal, entries)) => Ok((metas, Some((checkpoint, journal, entries)))),
+        Err(e @ HistoryError::Damaged { .. }) => {
+            tracing::warn!("{e}: the state is rebuilt from the block log");
+            Ok((metas, None))
+        }
+        Err(HistoryError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            tracing::warn!(
+                "{} is missing: the state is rebuilt from the block log",
+                dir.join(JOURNAL).display()
+            );
+            Ok((metas, None))
+        }
+        Err(e) => Err(e.into()),
     }
 }

@@ -81,10 +81,13 @@ impl Engine {
             });
         }
         self.check_block(&block, bytes, intake)?;
+        // Registered until the block is in the tangle (see `crate::history::InFlight`).
+        let ticket = self.inflight.begin();
         let (appended, durable) = self
             .log
             .append_nowait(&LogId::V2(id), bytes)
             .map_err(internal)?;
+        self.inflight.appended(appended.location.to_u64());
         self.stored();
         let tx_id = ledger_codec::stardust::transaction_id_of_block(bytes);
         if milestone_index.is_some() {
@@ -116,6 +119,7 @@ impl Engine {
             };
             (arrived, missing, next_solid, broadcast)
         };
+        drop(ticket);
         if !arrived.is_empty() {
             self.verify_arrived(&arrived);
         }

@@ -116,7 +116,7 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
             }
             let id = block_id(next);
             next += 1;
-            prop_assert!(t.insert(id, parents, None, None, 0, None));
+            prop_assert!(t.insert(id, parents, None, None, all.len() as u64, None));
             all.push(id);
             read_tips = t.tips();
         }
@@ -127,7 +127,7 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
             for chunk in parents.chunks(8) {
                 let id = block_id(next);
                 next += 1;
-                t.insert(id, chunk.to_vec(), None, None, 0, None);
+                t.insert(id, chunk.to_vec(), None, None, all.len() as u64, None);
                 all.push(id);
                 gathered.push(id);
             }
@@ -141,7 +141,14 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
         let cone = t.unreferenced_cone(&parents).expect("cone present");
         let milestone = block_id(next);
         next += 1;
-        t.insert(milestone, parents, None, Some(index), 0, None);
+        t.insert(
+            milestone,
+            parents,
+            None,
+            Some(index),
+            all.len() as u64,
+            None,
+        );
         all.push(milestone);
         let referenced: Vec<_> = cone
             .into_iter()
@@ -152,7 +159,13 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
 
         prop_assert_eq!(t.cmi(), index);
         for id in &all {
-            let m = t.get(id).expect("stored");
+            let Some(m) = t.get(id) else {
+                // Referenced more than below-max-depth milestones ago: the row left memory,
+                // its metadata is archived.
+                let (archived, _) = t.archived(id).expect("stored or archived");
+                prop_assert!(archived.referenced_by + t.below_max_depth() < index);
+                continue;
+            };
             if m.view.referenced_by.is_some() {
                 // History keeps no child lists: they were walked at its confirmation.
                 prop_assert!(m.children.is_empty(), "children kept on a referenced block");
@@ -207,9 +220,16 @@ fn the_milestone_chain_never_falls_below_max_depth() {
     let mut last = SEP;
     for index in 1..=100u32 {
         let client = block_id(u64::from(index) * 2);
-        t.insert(client, vec![last], None, None, 0, None);
+        t.insert(client, vec![last], None, None, u64::from(index) * 2, None);
         let milestone = block_id(u64::from(index) * 2 + 1);
-        t.insert(milestone, vec![client], None, Some(index), 0, None);
+        t.insert(
+            milestone,
+            vec![client],
+            None,
+            Some(index),
+            u64::from(index) * 2 + 1,
+            None,
+        );
         let cone = t.unreferenced_cone(&[client]).expect("cone");
         let refs: Vec<_> = cone
             .into_iter()

@@ -2,9 +2,14 @@
 //! past-cone walk that white-flag confirmation runs over.
 
 // hashbrown with its default foldhash (randomly seeded): block ids are hashed on every lookup.
+use std::collections::VecDeque;
+
 use hashbrown::{HashMap, HashSet};
 
 use crate::sharded::ShardedMap;
+
+mod archive;
+pub use archive::{Archive, ArchiveError, Archived, MemoryArchive};
 
 /// A v2 block id.
 pub type BlockId = [u8; 32];
@@ -187,9 +192,14 @@ pub enum AttachError {
 /// value does not change), so a stored value is always the value at the
 /// current CMI. During bulk loading ([`Tangle::begin_bulk_load`]) the
 /// refresh is deferred to one topological pass at the end.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tangle {
     blocks: ShardedMap<BlockMeta>,
+    // Referenced blocks whose rows are still in memory, by the milestone that referenced them
+    // (oldest first): a row leaves memory, its metadata kept by `archive`, once its
+    // milestone is more than `below_max_depth` behind the CMI.
+    window: VecDeque<(u32, Vec<BlockId>)>,
+    archive: Box<dyn Archive>,
     entry_points: HashMap<BlockId, u32>,
     // Children waiting for a missing or unsolid parent.
     waiting: HashMap<BlockId, Vec<BlockId>>,
@@ -212,11 +222,75 @@ impl Tangle {
         scoring: TipScoring,
     ) -> Self {
         Self {
+            blocks: ShardedMap::default(),
+            window: VecDeque::new(),
+            archive: Box::new(MemoryArchive::default()),
             entry_points: entry_points.into_iter().collect(),
+            waiting: HashMap::new(),
+            tips: TipPool::default(),
             cmi,
             scoring,
-            ..Self::default()
+            bulk: false,
+            signature_verdicts: HashMap::new(),
         }
+    }
+
+    /// Keeps the metadata of referenced blocks whose rows leave memory in `archive` (a
+    /// [`MemoryArchive`] by default).
+    pub fn with_archive(mut self, archive: Box<dyn Archive>) -> Self {
+        self.archive = archive;
+        self
+    }
+
+    /// The archived metadata of `id`, if its row left memory (or was never loaded) and a
+    /// milestone up to the CMI referenced it. Damaged metadata is reported and not used.
+    pub fn archived(&self, id: &BlockId) -> Option<(Archived, u64)> {
+        let record = self.archive.locate(id)?;
+        self.archived_at(id, record).map(|a| (a, record))
+    }
+
+    /// [`Self::archived`] for a block whose log record is known.
+    pub fn archived_at(&self, id: &BlockId, record: u64) -> Option<Archived> {
+        match self.archive.read(id, record) {
+            // Metadata written for a milestone above the CMI belongs to a confirmation that
+            // will be made again (a restart from an older checkpoint): not used until then.
+            Ok(found) => found.filter(|a| a.referenced_by <= self.cmi),
+            Err(e) => {
+                tracing::error!("block metadata not used: {e}");
+                None
+            }
+        }
+    }
+
+    /// Makes the archived metadata durable (before a checkpoint names the CMI).
+    ///
+    /// # Errors
+    /// The archive could not be flushed.
+    pub fn flush_archive(&mut self) -> Result<(), ArchiveError> {
+        self.archive.flush()
+    }
+
+    /// Moves the CMI to `cmi` without confirming anything: the state up to it was loaded
+    /// from a checkpoint, its referenced blocks are in the archive.
+    pub fn resume_at(&mut self, cmi: u32) {
+        self.cmi = self.cmi.max(cmi);
+    }
+
+    /// The log records of the unreferenced blocks, in log order.
+    pub fn unreferenced_records(&self) -> Vec<u64> {
+        let mut records: Vec<u64> = self
+            .blocks
+            .iter()
+            .filter(|(_, m)| m.view.referenced_by.is_none())
+            .map(|(_, m)| m.record)
+            .collect();
+        records.sort_unstable();
+        records
+    }
+
+    /// Referenced blocks whose rows are still in memory (the below-max-depth window).
+    pub fn window_len(&self) -> usize {
+        self.window.iter().map(|(_, ids)| ids.len()).sum()
     }
 
     /// Number of blocks.
@@ -258,10 +332,15 @@ impl Tangle {
         if let Some(i) = self.entry_points.get(p) {
             return Some((true, *i, *i));
         }
-        self.blocks.get(p).map(|m| match m.view.referenced_by {
-            Some(i) => (m.view.solid, i, i),
-            None => (m.view.solid, m.ocri, m.ycri),
-        })
+        match self.blocks.get(p) {
+            Some(m) => Some(match m.view.referenced_by {
+                Some(i) => (m.view.solid, i, i),
+                None => (m.view.solid, m.ocri, m.ycri),
+            }),
+            None => self
+                .archived(p)
+                .map(|(a, _)| (true, a.referenced_by, a.referenced_by)),
+        }
     }
 
     /// Checks that a new block with `parents` may be attached by the API:
@@ -301,7 +380,10 @@ impl Tangle {
         record: u64,
         solidified: Option<&mut Vec<BlockId>>,
     ) -> bool {
-        if self.blocks.contains_key(&id) || self.entry_points.contains_key(&id) {
+        if self.blocks.contains_key(&id)
+            || self.entry_points.contains_key(&id)
+            || self.archived_at(&id, record).is_some()
+        {
             return false;
         }
         for p in &parents {
@@ -335,7 +417,9 @@ impl Tangle {
 
     /// True when `id` is neither a stored block nor a solid entry point.
     pub fn is_unknown(&self, id: &BlockId) -> bool {
-        !self.blocks.contains_key(id) && !self.entry_points.contains_key(id)
+        !self.blocks.contains_key(id)
+            && !self.entry_points.contains_key(id)
+            && self.archived(id).is_none()
     }
 
     /// Up to `limit` blocks of the past cone of `parents` that are not in the tangle: the
@@ -355,6 +439,7 @@ impl Tangle {
             match self.blocks.get(&id) {
                 Some(m) if m.view.solid => {}
                 Some(m) => stack.extend(m.parents.iter().copied()),
+                None if self.archived(&id).is_some() => {}
                 None => missing.push(id),
             }
         }
@@ -508,6 +593,7 @@ impl Tangle {
             match self.blocks.get(root) {
                 Some(m) if m.view.referenced_by.is_some() => continue,
                 Some(m) => stack.push((*root, &m.parents, 0)),
+                None if self.archived(root).is_some() => continue,
                 None => return Err(*root),
             }
             while let Some((id, its_parents, next)) = stack.last_mut() {
@@ -519,6 +605,7 @@ impl Tangle {
                     match self.blocks.get(p) {
                         Some(m) if m.view.referenced_by.is_some() => {}
                         Some(m) => stack.push((*p, &m.parents, 0)),
+                        None if self.archived(p).is_some() => {}
                         None => return Err(*p),
                     }
                 } else {
@@ -560,22 +647,48 @@ impl Tangle {
         // lists are taken, not copied: a referenced block keeps neither its children nor
         // its parents (see `BlockMeta`).
         let mut children = Vec::new();
+        let mut archived = Vec::with_capacity(referenced.len());
         for (i, (id, inclusion)) in referenced.iter().enumerate() {
             self.tips.remove(id);
             self.signature_verdicts.remove(id);
             if let Some(m) = self.blocks.get_mut(id) {
+                let white_flag_index = u32::try_from(i).unwrap_or(u32::MAX);
                 m.view.referenced_by = Some(index);
-                m.view.white_flag_index = u32::try_from(i).ok();
+                m.view.white_flag_index = Some(white_flag_index);
                 m.view.inclusion = *inclusion;
                 m.ocri = index;
                 m.ycri = index;
                 children.extend(std::mem::take(&mut m.children));
                 m.parents = Vec::new();
+                let meta = Archived {
+                    referenced_by: index,
+                    white_flag_index,
+                    inclusion: *inclusion,
+                };
+                // A row whose metadata could not be archived stays in memory.
+                match self.archive.write(id, m.record, &meta) {
+                    Ok(()) => archived.push(*id),
+                    Err(e) => tracing::error!("block metadata kept in memory: {e}"),
+                }
             }
         }
         self.cmi = self.cmi.max(index);
+        self.window.push_back((index, archived));
+        self.evict_below(index.saturating_sub(self.scoring.below_max_depth));
         if !self.bulk {
             self.refresh_cone_roots(children);
+        }
+    }
+
+    /// Drops the rows of blocks referenced by milestones before `index` (their metadata is
+    /// archived): nothing walks them any more, and lookups read the archive.
+    fn evict_below(&mut self, index: u32) {
+        while self.window.front().is_some_and(|(i, _)| *i < index) {
+            if let Some((_, ids)) = self.window.pop_front() {
+                for id in ids {
+                    self.blocks.remove(&id);
+                }
+            }
         }
     }
 

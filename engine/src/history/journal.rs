@@ -1,0 +1,387 @@
+//! The milestone journal: per confirmed milestone, in index order, what it changed in the
+//! ledger (created outputs with where their bytes are, consumed outputs with the spending
+//! transaction, rich-list balance changes) and the milestone's identity. A restart applies it
+//! up to its checkpoint instead of walking every block again (layout in `engine/FORMAT.md`,
+//! "Milestone journal").
+//!
+//! Appended with `pwrite` when a milestone is confirmed; made durable (`fdatasync`) before a
+//! checkpoint names an index. Each entry is framed with its length and a CRC-32; the first
+//! frame that is cut short or fails its checksum ends the journal (the entries after a
+//! checkpoint's index are made again anyway).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::tangle::BlockId;
+use crate::utxo::{AddressBytes, BytesLoc, NewOutput, OutputId};
+
+use super::{fsync_dir, Cursor, HistoryError};
+
+/// Magic of the journal file.
+pub(crate) const MAGIC: [u8; 8] = *b"\x89LJRNL\r\n";
+/// Format version.
+pub(crate) const VERSION: u16 = 1;
+/// Header length; entries follow.
+pub(crate) const HEADER_LEN: u64 = 32;
+/// Frame header: CRC-32 of the body, then the body's length.
+const FRAME_HEADER_LEN: usize = 8;
+
+/// One confirmed milestone as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JournalEntry {
+    pub(crate) index: u32,
+    pub(crate) timestamp: u32,
+    pub(crate) milestone_id: [u8; 32],
+    pub(crate) block_id: BlockId,
+    /// Blocks the milestone referenced.
+    pub(crate) referenced: u32,
+    pub(crate) created: Vec<NewOutput>,
+    pub(crate) consumed: Vec<(OutputId, [u8; 32])>,
+    pub(crate) balance_changes: Vec<(AddressBytes, i128)>,
+}
+
+fn len_u32(n: usize) -> [u8; 4] {
+    u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes()
+}
+
+impl JournalEntry {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.index.to_le_bytes());
+        out.extend_from_slice(&self.timestamp.to_le_bytes());
+        out.extend_from_slice(&self.milestone_id);
+        out.extend_from_slice(&self.block_id);
+        out.extend_from_slice(&self.referenced.to_le_bytes());
+        out.extend_from_slice(&len_u32(self.created.len()));
+        for o in &self.created {
+            out.extend_from_slice(&o.output_id);
+            out.extend_from_slice(&o.block_id);
+            out.extend_from_slice(&o.amount.to_le_bytes());
+            match &o.owner {
+                Some(a) => {
+                    out.push(1);
+                    out.extend_from_slice(a);
+                }
+                None => out.push(0),
+            }
+            out.extend_from_slice(&o.loc.record.to_le_bytes());
+            out.extend_from_slice(&o.loc.offset.to_le_bytes());
+            out.extend_from_slice(&o.loc.len.to_le_bytes());
+        }
+        out.extend_from_slice(&len_u32(self.consumed.len()));
+        for (id, tx) in &self.consumed {
+            out.extend_from_slice(id);
+            out.extend_from_slice(tx);
+        }
+        out.extend_from_slice(&len_u32(self.balance_changes.len()));
+        for (a, delta) in &self.balance_changes {
+            out.extend_from_slice(a);
+            out.extend_from_slice(&delta.to_le_bytes());
+        }
+    }
+
+    fn decode(body: &[u8]) -> Result<Self, String> {
+        let mut c = Cursor::new(body);
+        let index = c.u32()?;
+        let timestamp = c.u32()?;
+        let milestone_id = c.array()?;
+        let block_id = c.array()?;
+        let referenced = c.u32()?;
+        let n = c.u32()? as usize;
+        // Each count is bounded by the bytes left, so a damaged count allocates nothing big.
+        let mut created = Vec::with_capacity(n.min(body.len() / 100));
+        for _ in 0..n {
+            let output_id = c.array()?;
+            let block_id = c.array()?;
+            let amount = c.u64()?;
+            let owner = match c.u8()? {
+                0 => None,
+                1 => Some(c.array()?),
+                other => return Err(format!("owner flag {other}")),
+            };
+            let loc = BytesLoc {
+                record: c.u64()?,
+                offset: c.u32()?,
+                len: c.u32()?,
+            };
+            created.push(NewOutput {
+                output_id,
+                block_id,
+                amount,
+                owner,
+                loc,
+            });
+        }
+        let n = c.u32()? as usize;
+        let mut consumed = Vec::with_capacity(n.min(body.len() / 66));
+        for _ in 0..n {
+            consumed.push((c.array()?, c.array()?));
+        }
+        let n = c.u32()? as usize;
+        let mut balance_changes = Vec::with_capacity(n.min(body.len() / 49));
+        for _ in 0..n {
+            balance_changes.push((c.array()?, c.i128()?));
+        }
+        if !c.is_empty() {
+            return Err("trailing bytes".into());
+        }
+        Ok(Self {
+            index,
+            timestamp,
+            milestone_id,
+            block_id,
+            referenced,
+            created,
+            consumed,
+            balance_changes,
+        })
+    }
+}
+
+fn header(first_index: u32) -> [u8; HEADER_LEN as usize] {
+    let mut h = [0u8; HEADER_LEN as usize];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&first_index.to_le_bytes());
+    let crc = crc32fast::hash(&h[0..28]);
+    h[28..32].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// The journal file, open for appends.
+#[derive(Debug)]
+pub(crate) struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Where the next entry goes.
+    end: u64,
+    /// The index the next entry must have.
+    next_index: u32,
+    buf: Vec<u8>,
+}
+
+impl Journal {
+    /// Creates an empty journal whose first entry will be milestone `first_index`, replacing
+    /// any file at `path` (crash-safely: temporary name, fsync, rename, fsync of the directory).
+    pub(crate) fn create(path: &Path, first_index: u32) -> Result<Self, HistoryError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let tmp = path.with_extension("journal.tmp");
+        {
+            let mut f = File::create(&tmp).map_err(|e| HistoryError::io("creating", &tmp, e))?;
+            f.write_all(&header(first_index))
+                .and_then(|()| f.sync_all())
+                .map_err(|e| HistoryError::io("writing", &tmp, e))?;
+        }
+        std::fs::rename(&tmp, path).map_err(|e| HistoryError::io("renaming", &tmp, e))?;
+        fsync_dir(dir)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| HistoryError::io("opening", path, e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            end: HEADER_LEN,
+            next_index: first_index,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Opens the journal and reads its entries up to milestone `upto`, which must all be
+    /// there, contiguous from `first_index`; the file is cut after them (later entries are
+    /// made again by the confirmations that follow).
+    ///
+    /// # Errors
+    /// I/O failures, or a journal that does not hold every entry up to `upto` intact
+    /// ([`HistoryError::Damaged`], naming the file).
+    pub(crate) fn open_upto(
+        path: &Path,
+        first_index: u32,
+        upto: u32,
+    ) -> Result<(Self, Vec<JournalEntry>), HistoryError> {
+        let damaged = |why: String| HistoryError::Damaged {
+            path: path.to_path_buf(),
+            why,
+        };
+        let bytes = std::fs::read(path).map_err(|e| HistoryError::io("reading", path, e))?;
+        let h = bytes
+            .get(..HEADER_LEN as usize)
+            .ok_or_else(|| damaged("shorter than its header".into()))?;
+        if h != header(first_index) {
+            return Err(damaged(
+                "header (magic, version, first index or checksum) does not match".into(),
+            ));
+        }
+        let mut entries = Vec::new();
+        let mut at = HEADER_LEN as usize;
+        let mut next = first_index;
+        while next <= upto {
+            let frame = bytes
+                .get(at..at + FRAME_HEADER_LEN)
+                .ok_or_else(|| damaged(format!("ends before milestone {next} (offset {at})")))?;
+            let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
+            let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
+            let body = bytes
+                .get(at + FRAME_HEADER_LEN..at + FRAME_HEADER_LEN + len)
+                .ok_or_else(|| {
+                    damaged(format!("entry of milestone {next} cut short (offset {at})"))
+                })?;
+            if crc32fast::hash(body) != crc {
+                return Err(damaged(format!(
+                    "entry of milestone {next} fails its checksum (offset {at})"
+                )));
+            }
+            let entry = JournalEntry::decode(body)
+                .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
+            if entry.index != next {
+                return Err(damaged(format!(
+                    "entry at offset {at} is milestone {}, expected {next}",
+                    entry.index
+                )));
+            }
+            entries.push(entry);
+            at += FRAME_HEADER_LEN + len;
+            next += 1;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| HistoryError::io("opening", path, e))?;
+        let end = at as u64;
+        file.set_len(end)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| HistoryError::io("truncating", path, e))?;
+        Ok((
+            Self {
+                path: path.to_path_buf(),
+                file,
+                end,
+                next_index: next,
+                buf: Vec::new(),
+            },
+            entries,
+        ))
+    }
+
+    /// Appends the entry of the next milestone (`pwrite`; durable after [`Self::sync`]).
+    ///
+    /// # Errors
+    /// An entry out of order, or a failed write.
+    pub(crate) fn append(&mut self, e: &JournalEntry) -> Result<(), HistoryError> {
+        if e.index != self.next_index {
+            return Err(HistoryError::Damaged {
+                path: self.path.clone(),
+                why: format!(
+                    "milestone {} appended where {} belongs",
+                    e.index, self.next_index
+                ),
+            });
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.extend_from_slice(&[0; FRAME_HEADER_LEN]);
+        e.encode(&mut buf);
+        let len = buf.len() - FRAME_HEADER_LEN;
+        let crc = crc32fast::hash(&buf[FRAME_HEADER_LEN..]);
+        buf[0..4].copy_from_slice(&crc.to_le_bytes());
+        buf[4..8].copy_from_slice(&len_u32(len));
+        if std::env::var_os("LEDGER_NODE_CRASH_AT").is_some() {
+            // Half an entry reaches the file, then the process ends.
+            let half = buf.get(..buf.len() / 2).unwrap_or_default();
+            if self.file.write_all_at(half, self.end).is_ok() {
+                super::crash_point("journal-half-written");
+            }
+        }
+        let written = self.file.write_all_at(&buf, self.end);
+        let frame = buf.len() as u64;
+        self.buf = buf;
+        written.map_err(|e| HistoryError::io("writing", &self.path, e))?;
+        self.end += frame;
+        self.next_index += 1;
+        Ok(())
+    }
+
+    /// Makes every appended entry durable.
+    pub(crate) fn sync(&self) -> Result<(), HistoryError> {
+        self.file
+            .sync_data()
+            .map_err(|e| HistoryError::io("syncing", &self.path, e))
+    }
+
+    /// The index of the last entry (the one before the first entry's index when empty).
+    pub(crate) fn last_index(&self) -> u32 {
+        self.next_index.saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(index: u32) -> JournalEntry {
+        JournalEntry {
+            index,
+            timestamp: 1000 + index,
+            milestone_id: [index as u8; 32],
+            block_id: [2; 32],
+            referenced: 7,
+            created: vec![NewOutput {
+                output_id: [3; 34],
+                block_id: [4; 32],
+                amount: 55,
+                owner: Some([5; 33]),
+                loc: BytesLoc {
+                    record: 9,
+                    offset: 10,
+                    len: 11,
+                },
+            }],
+            consumed: vec![([6; 34], [7; 32])],
+            balance_changes: vec![([8; 33], -12)],
+        }
+    }
+
+    #[test]
+    fn entries_come_back_and_later_ones_are_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1).unwrap();
+        for i in 1..=5 {
+            j.append(&entry(i)).unwrap();
+        }
+        assert!(j.append(&entry(9)).is_err());
+        drop(j);
+        let (mut j, got) = Journal::open_upto(&path, 1, 3).unwrap();
+        assert_eq!(got, (1..=3).map(entry).collect::<Vec<_>>());
+        j.append(&entry(4)).unwrap();
+        drop(j);
+        let (_, got) = Journal::open_upto(&path, 1, 4).unwrap();
+        assert_eq!(got.len(), 4);
+        assert!(matches!(
+            Journal::open_upto(&path, 1, 5),
+            Err(HistoryError::Damaged { .. })
+        ));
+    }
+
+    #[test]
+    fn a_flipped_byte_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1).unwrap();
+        for i in 1..=3 {
+            j.append(&entry(i)).unwrap();
+        }
+        drop(j);
+        let clean = std::fs::read(&path).unwrap();
+        for at in [3, 40, clean.len() / 2, clean.len() - 1] {
+            let mut bytes = clean.clone();
+            bytes[at] ^= 0x10;
+            std::fs::write(&path, &bytes).unwrap();
+            let err = Journal::open_upto(&path, 1, 3).unwrap_err();
+            assert!(err.to_string().contains("milestones.journal"), "{err}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! What a node keeps of its history beside the block log, so that memory follows the live
+//! tangle and a restart opens state instead of rebuilding it (formats in `engine/FORMAT.md`):
+//! - `blockmeta`: the metadata of referenced blocks, one slot per log position, mapped;
+//! - `journal`: per confirmed milestone, what it changed in the ledger (append-only);
+//! - `checkpoint`: the confirmed index a restart starts from, where the log tail begins and
+//!   which blocks were still unreferenced then;
+//! - `inflight`: which appended blocks have not reached the tangle yet, so a checkpoint
+//!   never names a log position past one of them.
+//!
+//! Everything here is derived from the log: a missing or damaged journal or checkpoint is
+//! rebuilt by replaying the log, as a data directory of the previous format is.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+mod blockmeta;
+mod checkpoint;
+mod inflight;
+mod journal;
+
+pub use blockmeta::BlockMetaFiles;
+pub(crate) use checkpoint::Checkpoint;
+pub(crate) use inflight::InFlight;
+pub(crate) use journal::{Journal, JournalEntry};
+
+/// The directory of the history files inside a data directory.
+pub(crate) const DIR: &str = "history";
+
+/// Why history files could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// An I/O failure on a named file.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file failed its checks.
+    #[error("{} is damaged: {why}", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl HistoryError {
+    pub(crate) fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Ends the process on the spot (no destructor runs, like `kill -9`) when the environment
+/// variable `LEDGER_NODE_CRASH_AT` names this point: the crash tests stop a node halfway
+/// through writing a history file this way.
+pub(crate) fn crash_point(name: &str) {
+    static AT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let at = AT.get_or_init(|| std::env::var("LEDGER_NODE_CRASH_AT").ok());
+    if at.as_deref() == Some(name) {
+        eprintln!("LEDGER_NODE_CRASH_AT={name}: stopping here");
+        std::process::abort();
+    }
+}
+
+/// Fsyncs a directory so that files created or renamed in it are durable.
+pub(crate) fn fsync_dir(dir: &Path) -> Result<(), HistoryError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| HistoryError::io("syncing", dir, e))
+}
+
+/// Little-endian readers over a byte slice, failing with the reason.
+pub(crate) struct Cursor<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes }
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.bytes.len() < n {
+            return Err("ends early".into());
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        self.take(N)?
+            .try_into()
+            .map_err(|_| "ends early".to_string())
+    }
+
+    pub(crate) fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    pub(crate) fn u32(&mut self) -> Result<u32, String> {
+        self.array().map(u32::from_le_bytes)
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, String> {
+        self.array().map(u64::from_le_bytes)
+    }
+
+    pub(crate) fn i128(&mut self) -> Result<i128, String> {
+        self.array().map(i128::from_le_bytes)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}

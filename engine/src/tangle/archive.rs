@@ -1,0 +1,76 @@
+//! Where the metadata of referenced blocks goes once their rows leave the tangle's memory.
+
+use hashbrown::HashMap;
+
+use super::{BlockId, Inclusion};
+
+/// What stays known of a referenced block once its row has left memory: the metadata the
+/// milestone that referenced it fixed for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Archived {
+    /// Index of the milestone that referenced it.
+    pub referenced_by: u32,
+    /// Position in that milestone's white-flag order.
+    pub white_flag_index: u32,
+    /// Inclusion state (never [`Inclusion::Pending`]).
+    pub inclusion: Inclusion,
+}
+
+/// Why archived metadata could not be read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArchiveError(pub String);
+
+/// Where the metadata of referenced blocks goes when their rows leave memory, and where it
+/// is read back: the engine keeps it on disk beside the log (`history::BlockMetaFiles`);
+/// [`MemoryArchive`] keeps it in a map for tests.
+pub trait Archive: Send + Sync + std::fmt::Debug {
+    /// The log record of the stored block `id`, if it is stored.
+    fn locate(&self, id: &BlockId) -> Option<u64>;
+    /// The archived metadata of block `id`, stored at `record`; `None` if none was written
+    /// for that block there.
+    ///
+    /// # Errors
+    /// The stored metadata is damaged (the message names the file).
+    fn read(&self, id: &BlockId, record: u64) -> Result<Option<Archived>, ArchiveError>;
+    /// Archives the metadata of the referenced block `id` stored at `record`.
+    ///
+    /// # Errors
+    /// It could not be written; the row then stays in memory.
+    fn write(&mut self, id: &BlockId, record: u64, meta: &Archived) -> Result<(), ArchiveError>;
+    /// Makes everything written so far durable.
+    ///
+    /// # Errors
+    /// It could not be made durable.
+    fn flush(&mut self) -> Result<(), ArchiveError>;
+}
+
+/// An [`Archive`] in memory (tests and benchmarks).
+#[derive(Debug, Default)]
+pub struct MemoryArchive {
+    records: HashMap<BlockId, u64>,
+    metas: HashMap<u64, Archived>,
+}
+
+impl Archive for MemoryArchive {
+    fn locate(&self, id: &BlockId) -> Option<u64> {
+        self.records.get(id).copied()
+    }
+
+    fn read(&self, id: &BlockId, record: u64) -> Result<Option<Archived>, ArchiveError> {
+        if self.records.get(id) != Some(&record) {
+            return Ok(None);
+        }
+        Ok(self.metas.get(&record).copied())
+    }
+
+    fn write(&mut self, id: &BlockId, record: u64, meta: &Archived) -> Result<(), ArchiveError> {
+        self.records.insert(*id, record);
+        self.metas.insert(record, *meta);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ArchiveError> {
+        Ok(())
+    }
+}
