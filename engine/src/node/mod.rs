@@ -101,6 +101,26 @@ impl EngineConfig {
     }
 }
 
+/// How [`Engine::open`] got to its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// From the checkpoint at `ledger_index`: the milestone journal up to it, then
+    /// `unreferenced` blocks listed by it and `tail` records of the log after it loaded.
+    Checkpoint {
+        /// The checkpoint's ledger index.
+        ledger_index: u32,
+        /// Blocks unreferenced at the checkpoint, loaded again.
+        unreferenced: usize,
+        /// Log records after the checkpoint's tail position, loaded again.
+        tail: u64,
+    },
+    /// By replaying the whole log; `why` says why no checkpoint was used.
+    Replay {
+        /// Why: no checkpoint yet (first start, previous format), or the file that failed.
+        why: String,
+    },
+}
+
 /// A confirmed milestone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MilestoneInfo {
@@ -194,6 +214,7 @@ pub struct Engine {
     checkpoint_interval: u32,
     // Appends not yet in the tangle (see `crate::history::InFlight`).
     inflight: InFlight,
+    opened: OnceLock<Opened>,
     genesis: Genesis,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,
@@ -480,6 +501,11 @@ impl Engine {
     /// Sizes of the tip pool: `(healthy, semi-lazy, lazy)` at the current CMI.
     pub fn tip_pool_sizes(&self) -> (usize, usize, usize) {
         self.read().tangle.tip_pool_sizes()
+    }
+
+    /// How the state was opened: from a checkpoint, or by replaying the log (and why).
+    pub fn opened(&self) -> Option<&Opened> {
+        self.opened.get()
     }
 
     /// Number of blocks stored (v2 and v3 records of the log).

@@ -18,7 +18,8 @@ impl Engine {
             LogConfig::default().with_durability(config.durability),
         )?);
         let history_dir = config.data_dir.join(history::DIR);
-        let (metas, resume) = open_history(&history_dir, &log, config.genesis.milestone_index)?;
+        let (metas, resume, why) =
+            open_history(&history_dir, &log, config.genesis.milestone_index)?;
         let coordinator = match (config.coordinator, &config.coordinator_key_file) {
             (false, _) => None,
             (true, Some(file)) => Some(read_key(file)?),
@@ -124,6 +125,7 @@ impl Engine {
             history_dir,
             checkpoint_interval: config.checkpoint_interval.max(1),
             inflight: InFlight::default(),
+            opened: OnceLock::new(),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,
@@ -150,10 +152,15 @@ impl Engine {
             broadcast: OnceLock::new(),
             indexer,
         };
-        match resume {
+        let opened = match resume {
             Some((checkpoint, entries)) => engine.resume(&checkpoint, entries)?,
-            None => engine.replay()?,
-        }
+            None => {
+                engine.replay()?;
+                Opened::Replay { why }
+            }
+        };
+        tracing::info!(?opened, "state opened");
+        let _ = engine.opened.set(opened);
         engine.check_watermarks()?;
         engine.checkpoint()?;
         Ok(Arc::new(engine))
@@ -213,7 +220,7 @@ impl Engine {
         &self,
         checkpoint: &Checkpoint,
         entries: Vec<JournalEntry>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Opened, EngineError> {
         let inconsistent = |e: String| EngineError::Inconsistent(e);
         let mut st = self.write();
         for e in entries {
@@ -262,9 +269,13 @@ impl Engine {
             tail = loaded,
             "opened the state at the checkpoint"
         );
-        let confirmed = self.confirm_pending(Replay::Yes);
+        self.confirm_pending(Replay::Yes)?;
         self.write().tangle.end_bulk_load();
-        confirmed
+        Ok(Opened::Checkpoint {
+            ledger_index: checkpoint.ledger_index,
+            unreferenced: checkpoint.unreferenced.len(),
+            tail: loaded,
+        })
     }
 
     /// The indexer entries of outputs created by a journaled milestone (their bytes are read
@@ -373,6 +384,12 @@ const BLOCKMETA: &str = "blockmeta";
 /// last entry, and the entries up to it.
 type Resume = Option<(Checkpoint, Journal, Vec<JournalEntry>)>;
 
+/// The reason for a replay, logged as a warning.
+fn rebuild(why: String) -> String {
+    tracing::warn!("{why}: the state is rebuilt from the block log");
+    why
+}
+
 /// Opens the history directory: the block metadata files, and the checkpoint with its journal
 /// entries when both are usable. A damaged or foreign file is logged, naming it, and the
 /// state is then rebuilt from the log (damaged block metadata files are removed first).
@@ -380,60 +397,53 @@ fn open_history(
     dir: &Path,
     log: &Arc<Log>,
     genesis_index: u32,
-) -> Result<(BlockMetaFiles, Resume), EngineError> {
+) -> Result<(BlockMetaFiles, Resume, String), EngineError> {
     std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
         context: format!("creating {}", dir.display()),
         source,
     })?;
     let meta_dir = dir.join(BLOCKMETA);
     let (metas, usable) = match BlockMetaFiles::open(&meta_dir, Arc::clone(log)) {
-        Ok(m) => (m, true),
+        Ok(m) => (m, Ok(())),
         Err(e @ HistoryError::Damaged { .. }) => {
-            tracing::warn!("{e}: the block metadata is rebuilt from the block log");
+            let why = rebuild(e.to_string());
             std::fs::remove_dir_all(&meta_dir).map_err(|source| EngineError::Io {
                 context: format!("removing {}", meta_dir.display()),
                 source,
             })?;
-            (BlockMetaFiles::open(&meta_dir, Arc::clone(log))?, false)
+            (BlockMetaFiles::open(&meta_dir, Arc::clone(log))?, Err(why))
         }
         Err(e) => return Err(e.into()),
     };
-    if !usable {
-        return Ok((metas, None));
+    if let Err(why) = usable {
+        return Ok((metas, None, why));
     }
     let checkpoint = match Checkpoint::read(&dir.join(CHECKPOINT)) {
         Ok(Some(c)) if c.genesis_index == genesis_index => c,
         Ok(Some(c)) => {
-            tracing::warn!(
-                "{}: written for genesis milestone index {}, this network's is {genesis_index}; \
-                 the state is rebuilt from the block log",
+            let why = rebuild(format!(
+                "{}: written for genesis milestone index {}, this network's is {genesis_index}",
                 dir.join(CHECKPOINT).display(),
                 c.genesis_index
-            );
-            return Ok((metas, None));
+            ));
+            return Ok((metas, None, why));
         }
-        Ok(None) => return Ok((metas, None)),
-        Err(e) => {
-            tracing::warn!("{e}: the state is rebuilt from the block log");
-            return Ok((metas, None));
+        Ok(None) => {
+            let why = "no checkpoint (a new data directory, or one of the previous format)";
+            return Ok((metas, None, why.into()));
         }
+        Err(e) => return Ok((metas, None, rebuild(e.to_string()))),
     };
     match Journal::open_upto(
         &dir.join(JOURNAL),
         genesis_index + 1,
         checkpoint.ledger_index,
     ) {
-        Ok((journal, entries)) => Ok((metas, Some((checkpoint, journal, entries)))),
-        Err(e @ HistoryError::Damaged { .. }) => {
-            tracing::warn!("{e}: the state is rebuilt from the block log");
-            Ok((metas, None))
-        }
+        Ok((journal, entries)) => Ok((metas, Some((checkpoint, journal, entries)), String::new())),
+        Err(e @ HistoryError::Damaged { .. }) => Ok((metas, None, rebuild(e.to_string()))),
         Err(HistoryError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            tracing::warn!(
-                "{} is missing: the state is rebuilt from the block log",
-                dir.join(JOURNAL).display()
-            );
-            Ok((metas, None))
+            let why = rebuild(format!("{} is missing", dir.join(JOURNAL).display()));
+            Ok((metas, None, why))
         }
         Err(e) => Err(e.into()),
     }

@@ -11,6 +11,7 @@
 mod dev_net;
 mod engine_flow;
 mod gossip_intake;
+mod history_resume;
 mod indexer_props;
 mod ledger_model;
 mod log_crash;

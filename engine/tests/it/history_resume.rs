@@ -1,0 +1,255 @@
+//! The history beside the log: a restart resumes from the checkpoint with answers identical
+//! to before, rows of old referenced blocks leave memory, and a damaged history file is
+//! named and never used (the state is rebuilt from the log instead).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ledger_codec::ed25519::SigningKey;
+use ledger_codec::stardust::{Block, Output, Payload};
+use ledger_codec::Codec;
+use ledger_engine::{BlockStatus, Engine, MilestoneInfo, Opened, UtxoChanges};
+use ledger_test_support::blocks;
+
+use crate::dev_net::{self, basic, key, SUPPLY};
+
+const MILESTONES: u32 = 40;
+
+fn open(dir: &Path) -> Arc<Engine> {
+    Engine::open(dev_net::config(dir, 1)).unwrap()
+}
+
+/// Everything the engine answers about its history.
+#[derive(Debug, PartialEq)]
+struct Answers {
+    ledger_index: u32,
+    blocks: Vec<Option<BlockStatus>>,
+    milestones: Vec<(Option<MilestoneInfo>, Option<UtxoChanges>)>,
+    richest: Vec<(u32, Vec<([u8; 33], u64)>)>,
+    outputs: Vec<Option<(u64, u32, Option<u32>, Vec<u8>)>>,
+    included: Vec<Option<[u8; 32]>>,
+}
+
+struct History {
+    blocks: Vec<[u8; 32]>,
+    outputs: Vec<[u8; 34]>,
+    txs: Vec<[u8; 32]>,
+}
+
+fn answers(engine: &Engine, h: &History) -> Answers {
+    Answers {
+        ledger_index: engine.ledger_index(),
+        blocks: h.blocks.iter().map(|id| engine.block_status(id)).collect(),
+        milestones: (1..=MILESTONES)
+            .map(|i| (engine.milestone_by_index(i), engine.utxo_changes(i)))
+            .collect(),
+        richest: (1..=MILESTONES)
+            .map(|i| engine.richest(5, Some(i)).unwrap())
+            .collect(),
+        outputs: h
+            .outputs
+            .iter()
+            .map(|o| {
+                engine.output(o).map(|r| {
+                    (
+                        r.row.amount,
+                        r.row.booked_index,
+                        r.row.spent.map(|s| s.index),
+                        r.bytes,
+                    )
+                })
+            })
+            .collect(),
+        included: h.txs.iter().map(|t| engine.included_block(t)).collect(),
+    }
+}
+
+/// Forty milestones: each moves funds along a chain of keys and carries tagged data.
+fn build(engine: &Engine) -> History {
+    let mut h = History {
+        blocks: Vec::new(),
+        outputs: vec![[0; 34]],
+        txs: Vec::new(),
+    };
+    let mut holder = key();
+    let mut input = ([0u8; 34], basic(SUPPLY, key().address()));
+    for i in 1..=MILESTONES {
+        let data = blocks::tagged_block(engine.select_parents(), format!("m{i}").as_bytes());
+        h.blocks.push(engine.submit_v2(&data).unwrap().block_id);
+        let next = SigningKey::from_seed(&[u8::try_from(i).unwrap(); 32]);
+        let amount = input.1.amount();
+        let outputs: Vec<Output<'static>> = vec![
+            basic(100_000 * u64::from(i), holder.address()),
+            basic(amount - 100_000 * u64::from(i), next.address()),
+        ];
+        let tx = blocks::transaction(
+            engine.params().network_id(),
+            &holder,
+            &[input],
+            outputs.clone(),
+        );
+        let block = blocks::transaction_block(engine.select_parents(), tx);
+        let tx_id = match Block::decode(&block).unwrap().payload {
+            Some(Payload::Transaction(t)) => t.id().unwrap(),
+            _ => unreachable!(),
+        };
+        h.blocks.push(engine.submit_v2(&block).unwrap().block_id);
+        h.txs.push(tx_id);
+        h.outputs.push(blocks::output_id(tx_id, 0));
+        h.outputs.push(blocks::output_id(tx_id, 1));
+        input = (blocks::output_id(tx_id, 1), outputs[1].clone());
+        holder = next;
+        let m = engine.issue_milestone().unwrap();
+        h.blocks.push(m.block_id);
+    }
+    h
+}
+
+fn history_file(dir: &Path, name: &str) -> PathBuf {
+    dir.join("history").join(name)
+}
+
+fn flip(path: &Path, at: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = usize::try_from(at).unwrap();
+    bytes[at] ^= 0x40;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_restart_resumes_from_the_checkpoint_with_identical_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let h = build(&engine);
+    let before = answers(&engine, &h);
+    assert!(
+        engine.blocks_in_memory() < h.blocks.len() / 2,
+        "rows of blocks referenced below max depth left memory: {} of {}",
+        engine.blocks_in_memory(),
+        h.blocks.len()
+    );
+    // Blocks after the last checkpoint, never referenced: the log tail.
+    let late = blocks::tagged_block(engine.select_parents(), b"late");
+    let late = engine.submit_v2(&late).unwrap().block_id;
+    let late_status = engine.block_status(&late);
+    engine.shutdown().unwrap();
+    drop(engine);
+
+    let engine = open(dir.path());
+    assert!(
+        matches!(
+            engine.opened(),
+            Some(Opened::Checkpoint {
+                ledger_index: MILESTONES,
+                ..
+            })
+        ),
+        "{:?}",
+        engine.opened()
+    );
+    assert_eq!(answers(&engine, &h), before);
+    assert_eq!(engine.block_status(&late), late_status);
+    // It goes on confirming, the late block included.
+    let m = engine.issue_milestone().unwrap();
+    assert_eq!(m.index, MILESTONES + 1);
+    assert_eq!(
+        engine.block_status(&late).unwrap().view.referenced_by,
+        Some(MILESTONES + 1)
+    );
+}
+
+#[test]
+fn without_a_clean_stop_the_tail_is_loaded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let h = build(&engine);
+    let late = blocks::tagged_block(engine.select_parents(), b"late");
+    let late = engine.submit_v2(&late).unwrap().block_id;
+    let before = answers(&engine, &h);
+    // No shutdown: the last checkpoint is the one of the last milestone.
+    drop(engine);
+    let engine = open(dir.path());
+    match engine.opened() {
+        Some(Opened::Checkpoint { tail, .. }) => assert!(*tail >= 1, "tail {tail}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(answers(&engine, &h), before);
+    assert!(engine.block_status(&late).is_some());
+}
+
+#[test]
+fn damaged_history_files_are_named_and_the_state_is_rebuilt_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let h = build(&engine);
+    let before = answers(&engine, &h);
+    engine.shutdown().unwrap();
+    drop(engine);
+
+    let journal = history_file(dir.path(), "milestones.journal");
+    let meta = history_file(dir.path(), "blockmeta/00000000.meta");
+    let checkpoint = history_file(dir.path(), "checkpoint");
+    for (file, at) in [
+        (checkpoint.clone(), 20),
+        (
+            journal.clone(),
+            std::fs::metadata(&journal).unwrap().len() / 2,
+        ),
+        (meta.clone(), 12),
+    ] {
+        flip(&file, at);
+        let engine = open(dir.path());
+        let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+        match engine.opened() {
+            Some(Opened::Replay { why }) => assert!(why.contains(&name), "{why}"),
+            other => panic!("{name} flipped: {other:?}"),
+        }
+        assert_eq!(answers(&engine, &h), before, "{name} flipped");
+        engine.shutdown().unwrap();
+        drop(engine);
+        // Rebuilt: the next start resumes again.
+        let engine = open(dir.path());
+        assert!(
+            matches!(engine.opened(), Some(Opened::Checkpoint { .. })),
+            "after {name}: {:?}",
+            engine.opened()
+        );
+        engine.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn a_damaged_metadata_slot_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let h = build(&engine);
+    let old = h.blocks[0];
+    let status = engine.block_status(&old).unwrap();
+    assert_eq!(status.view.referenced_by, Some(1));
+    let offset = engine
+        .internal_log()
+        .get(&ledger_engine::internals::log::BlockId::V2(old))
+        .unwrap()
+        .location()
+        .offset();
+    engine.shutdown().unwrap();
+    drop(engine);
+    // The slot of the block (engine/FORMAT.md): header 32 bytes, 24-byte slots numbered by
+    // (offset - 32) / 87.
+    let slot = u64::from((offset - 32) / 87);
+    flip(
+        &history_file(dir.path(), "blockmeta/00000000.meta"),
+        32 + slot * 24 + 9,
+    );
+    let engine = open(dir.path());
+    assert!(matches!(engine.opened(), Some(Opened::Checkpoint { .. })));
+    assert_eq!(
+        engine.block_status(&old),
+        None,
+        "damaged metadata is not used"
+    );
+    assert_eq!(
+        engine.block_status(&h.blocks[h.blocks.len() - 1]).is_some(),
+        true
+    );
+}
