@@ -439,7 +439,24 @@ fn open_history(
         genesis_index + 1,
         checkpoint.ledger_index,
     ) {
-        Ok((journal, entries)) => Ok((metas, Some((checkpoint, journal, entries)), String::new())),
+        Ok((journal, entries)) => {
+            // A log that lost blocks the checkpoint names (a deleted or older segment) is
+            // not resumed from: the replay that follows meets the watermark check.
+            let last_milestone = entries.last().map(|e| LogId::V2(e.block_id));
+            let complete = last_milestone.is_none_or(|id| log.contains(&id))
+                && checkpoint
+                    .unreferenced
+                    .iter()
+                    .all(|r| log.read(Location::from_u64(*r)).is_some());
+            if !complete {
+                let why = rebuild(format!(
+                    "{}: names blocks the block log does not hold",
+                    dir.join(CHECKPOINT).display()
+                ));
+                return Ok((metas, None, why));
+            }
+            Ok((metas, Some((checkpoint, journal, entries)), String::new()))
+        }
         Err(e @ HistoryError::Damaged { .. }) => Ok((metas, None, rebuild(e.to_string()))),
         Err(HistoryError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             let why = rebuild(format!("{} is missing", dir.join(JOURNAL).display()));
