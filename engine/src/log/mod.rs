@@ -286,4 +286,6 @@ impl Inner {
 }
 
 #[cfg(test)]
+mod idx_tests;
+#[cfg(test)]
 mod tests;

@@ -4,30 +4,30 @@ use std::sync::Arc;
 
 use super::*;
 
-const FAST: LogConfig = LogConfig {
+pub(super) const FAST: LogConfig = LogConfig {
     segment_size: 1 << 20,
     durability: Durability::Deferred { interval_ms: 1000 },
 };
 
-fn block(i: u64) -> Vec<u8> {
+pub(super) fn block(i: u64) -> Vec<u8> {
     let len = 40 + (i * 37 % 300) as usize;
     (0..len).map(|j| (i as usize * 31 + j * 7) as u8).collect()
 }
 
-fn v2(bytes: &[u8]) -> BlockId {
+pub(super) fn v2(bytes: &[u8]) -> BlockId {
     BlockId::V2(ledger_codec::hash::blake2b256(bytes))
 }
 
-fn segment_path(dir: &Path, n: u32) -> PathBuf {
+pub(super) fn segment_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(Segment::file_name(n))
 }
 
-fn index_path(dir: &Path, n: u32) -> PathBuf {
+pub(super) fn index_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(SealedIndex::file_name(n))
 }
 
 /// Every record's id and bytes in append order.
-fn contents(log: &Log) -> Vec<(BlockId, Location, Vec<u8>)> {
+pub(super) fn contents(log: &Log) -> Vec<(BlockId, Location, Vec<u8>)> {
     log.iter()
         .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
         .collect()
