@@ -42,8 +42,11 @@ impl Log {
 }
 
 impl Inner {
-    /// Seals the active segment and starts the next one. Order: seal frame, fsync, create the
-    /// next segment (itself fsynced, renamed into place, directory fsynced).
+    /// Seals the active segment and starts the next one. Order: seal frame, fsync, the
+    /// segment's index file (written under a temporary name, fsynced, renamed, directory
+    /// fsynced), the next segment (likewise), then the in-memory index drops the sealed
+    /// segment's records. A failure leaves the writer on the sealed segment, so the next
+    /// append retries the roll (the seal is rewritten with the same bytes).
     pub(super) fn roll(&self, w: &mut Writer) -> Result<(), LogError> {
         let seg = self.segment(w.segment)?;
         let mut body = [0u8; format::SEAL_BODY_LEN];
@@ -58,6 +61,13 @@ impl Inner {
             self.poison();
             return Err(LogError::io("fsync", &seg.path, e));
         }
+        if seg.sealed_index().is_none() {
+            let written = {
+                let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+                SealedIndex::write(&self.dir, seg, index.offsets(), w.offset, w.size)?
+            };
+            seg.install_index(written);
+        }
         let next = w
             .segment
             .checked_add(1)
@@ -67,6 +77,10 @@ impl Inner {
         }
         let created = Segment::create(&self.dir, next, self.config.segment_size)?;
         self.segments.install(created)?;
+        self.index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .restart(next, HEADER_LEN as u32);
         *w = Writer {
             segment: next,
             offset: HEADER_LEN as u32,

@@ -1,14 +1,18 @@
-//! The in-memory index: records in append order, and hash tables from block id to record.
+//! The in-memory index of the active segment: its records' frame offsets in append order, and
+//! hash tables from block id to record.
 //!
-//! A table slot holds a record number and 32 bits of the id's hash (8 bytes); ids are compared
-//! against the frames in the mapped segments, so the index costs about 20 bytes of memory per
-//! record.
+//! Only the active segment is indexed here. Sealed segments are indexed on disk by their
+//! `.idx` files (`idx_file.rs`); when the active segment is sealed and its index file is
+//! durable, [`Index::restart`] drops its records, so this index never holds more than one
+//! segment. A table slot holds a record's ordinal and 32 bits of the id's hash (8 bytes); ids
+//! are compared against the frames in the mapped segment, so the index costs about 4 + 8 bytes
+//! (plus the tables' spare capacity) per record of the active segment.
 
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::format::{self, FRAME_KIND_OFFSET, FRAME_LEN_OFFSET};
+use super::frames;
 use super::segment::SegmentTable;
 use super::{BlockId, Location};
 
@@ -28,46 +32,13 @@ impl Entry {
     }
 }
 
-/// The parts of a stored frame.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Parts<'a> {
-    pub(crate) kind: u8,
-    pub(crate) id: &'a [u8],
-    pub(crate) body: &'a [u8],
-    /// Offset one past the frame inside its segment.
-    pub(crate) end: usize,
-}
-
-/// Splits the frame at `e` (already verified when it was written or scanned).
-pub(crate) fn parts(segments: &SegmentTable, e: Entry) -> Option<Parts<'_>> {
-    let bytes = segments.get(e.segment)?.bytes();
-    let at = usize::try_from(e.offset).ok()?;
-    let kind = *bytes.get(at.checked_add(FRAME_KIND_OFFSET)?)?;
-    let len = usize::try_from(format::u32_at(bytes, at.checked_add(FRAME_LEN_OFFSET)?)?).ok()?;
-    let id_start = at.checked_add(format::FRAME_HEADER_LEN)?;
-    let body_start = id_start.checked_add(format::id_len(kind)?)?;
-    let end = id_start.checked_add(len)?;
-    Some(Parts {
-        kind,
-        id: bytes.get(id_start..body_start)?,
-        body: bytes.get(body_start..end)?,
-        end,
-    })
-}
-
-/// Id of the record at `e`.
-pub(crate) fn id_at(segments: &SegmentTable, e: Entry) -> Option<BlockId> {
-    let p = parts(segments, e)?;
-    BlockId::from_parts(p.kind, p.id)
-}
-
 /// Number of hash tables the index is split into (a power of two). A table that grows moves
 /// only its own slots, so one growth stalls appends for 1/[`SHARDS`] of the index, not all of
 /// it (one table of 15 M records took seconds).
 const SHARDS: usize = 64;
 
-/// A slot of the table: a record number and 32 bits of its id's hash. Growing a table rehashes
-/// from the stored bits; it never reads an id back from the mapped segments.
+/// A slot of the table: a record's ordinal and 32 bits of its id's hash. Growing a table
+/// rehashes from the stored bits; it never reads an id back from the mapped segment.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     record: u32,
@@ -96,30 +67,46 @@ impl Slot {
 pub(crate) struct Index {
     hasher: std::hash::RandomState,
     tables: Box<[HashTable<Slot>]>,
-    pub(crate) entries: Vec<Entry>,
-}
-
-impl Default for Index {
-    fn default() -> Self {
-        Self {
-            hasher: Default::default(),
-            tables: (0..SHARDS).map(|_| HashTable::new()).collect(),
-            entries: Vec::new(),
-        }
-    }
+    /// The active segment.
+    segment: u32,
+    /// Frame offsets of its records in append order (a record's position is its ordinal).
+    offsets: Vec<u32>,
+    /// Offset one past its last record.
+    end: u32,
+    /// Records of all sealed segments.
+    sealed_records: u64,
 }
 
 impl Index {
-    /// Builds the tables over `entries` (append order).
-    pub(crate) fn build(segments: &SegmentTable, entries: Vec<Entry>) -> Self {
-        let mut index = Self::default();
-        let per_table = entries.len() / SHARDS + entries.len() / (SHARDS * 8) + 1;
+    /// An empty index of the active segment `segment`, whose data ends at `end`, after
+    /// `sealed_records` records in sealed segments.
+    pub(crate) fn new(segment: u32, end: u32, sealed_records: u64) -> Self {
+        Self {
+            hasher: Default::default(),
+            tables: (0..SHARDS).map(|_| HashTable::new()).collect(),
+            segment,
+            offsets: Vec::new(),
+            end,
+            sealed_records,
+        }
+    }
+
+    /// Builds the tables over the records of the active segment `segment` at `offsets`
+    /// (append order).
+    pub(crate) fn build(
+        segments: &SegmentTable,
+        segment: u32,
+        offsets: Vec<u32>,
+        end: u32,
+        sealed_records: u64,
+    ) -> Self {
+        let mut index = Self::new(segment, end, sealed_records);
+        let per_table = offsets.len() / SHARDS + offsets.len() / (SHARDS * 8) + 1;
         for table in index.tables.iter_mut() {
             table.reserve(per_table, Slot::rehash);
         }
-        index.entries = entries;
-        for (n, e) in index.entries.iter().enumerate() {
-            let (Ok(record), Some(id)) = (u32::try_from(n), id_at(segments, *e)) else {
+        for (record, &offset) in (0u32..).zip(&offsets) {
+            let Some(id) = frames::id_at(segments, Entry { segment, offset }) else {
                 continue;
             };
             let hash = index.hash(&id);
@@ -127,6 +114,7 @@ impl Index {
                 table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, Slot::rehash);
             }
         }
+        index.offsets = offsets;
         index
     }
 
@@ -136,39 +124,89 @@ impl Index {
         (full >> 32) as u32 ^ full as u32
     }
 
-    /// Record number of `id`.
+    /// The active segment's number.
+    pub(crate) fn segment(&self) -> u32 {
+        self.segment
+    }
+
+    /// The position one past the last record.
+    pub(crate) fn end(&self) -> Location {
+        Location {
+            segment: self.segment,
+            offset: self.end,
+        }
+    }
+
+    /// Frame offsets of the active segment's records in append order.
+    pub(crate) fn offsets(&self) -> &[u32] {
+        &self.offsets
+    }
+
+    /// Records in the whole log.
+    pub(crate) fn len(&self) -> u64 {
+        self.sealed_records
+            .saturating_add(u64::try_from(self.offsets.len()).unwrap_or(u64::MAX))
+    }
+
+    /// The active segment's record with this id.
     pub(crate) fn find(&self, segments: &SegmentTable, id: &BlockId) -> Option<Entry> {
         let hash = self.hash(id);
+        let entry = |record: u32| {
+            Some(Entry {
+                segment: self.segment,
+                offset: *self.offsets.get(record as usize)?,
+            })
+        };
         let slot = self
             .tables
             .get(Slot::shard(hash))?
             .find(Slot::table_hash(hash), |s| {
                 s.hash == hash
-                    && self
-                        .entries
-                        .get(s.record as usize)
-                        .and_then(|e| id_at(segments, *e))
+                    && entry(s.record)
+                        .and_then(|e| frames::id_at(segments, e))
                         .is_some_and(|found| found == *id)
             })?;
-        self.entries.get(slot.record as usize).copied()
+        entry(slot.record)
     }
 
-    /// Appends a record whose id is not in the index yet.
-    pub(crate) fn push(&mut self, id: &BlockId, e: Entry) -> bool {
-        let Ok(record) = u32::try_from(self.entries.len()) else {
+    /// Appends a record of the active segment whose id is not in the index yet, at `offset`
+    /// and ending at `end`.
+    pub(crate) fn push(&mut self, id: &BlockId, offset: u32, end: u32) -> bool {
+        let Ok(record) = u32::try_from(self.offsets.len()) else {
             return false;
         };
         let hash = self.hash(id);
         let Some(table) = self.tables.get_mut(Slot::shard(hash)) else {
             return false;
         };
-        self.entries.push(e);
+        self.offsets.push(offset);
+        self.end = end;
         table.insert_unique(Slot::table_hash(hash), Slot { record, hash }, Slot::rehash);
         true
     }
 
-    /// Whether `e` is the start of a record.
-    pub(crate) fn contains_entry(&self, e: Entry) -> bool {
-        self.entries.binary_search(&e).is_ok()
+    /// The ordinal of the active segment's record at `offset`, if one starts there.
+    pub(crate) fn ordinal(&self, offset: u32) -> Option<u32> {
+        let at = self.offsets.binary_search(&offset).ok()?;
+        u32::try_from(at).ok()
+    }
+
+    /// The ordinal of the first record of the active segment at or after `offset`.
+    pub(crate) fn lower_bound(&self, offset: u32) -> u32 {
+        let at = self.offsets.partition_point(|&o| o < offset);
+        u32::try_from(at).unwrap_or(u32::MAX)
+    }
+
+    /// The active segment was sealed and its index file is durable: forgets its records and
+    /// indexes the new active segment `next`, whose data starts at `end`. Keeps the tables'
+    /// memory for the next segment.
+    pub(crate) fn restart(&mut self, next: u32, end: u32) {
+        self.sealed_records = self.len();
+        self.offsets.clear();
+        for table in self.tables.iter_mut() {
+            table.clear();
+        }
+        self.segment = next;
+        self.end = end;
     }
 }

@@ -1,8 +1,12 @@
 //! The durable, memory-mapped, append-only block log.
 //!
 //! Records (v2 and v3 blocks) are appended to fixed-size segment files and read back zero-copy
-//! from read-only memory maps. Opening a log scans every segment, verifies every checksum,
-//! truncates a torn tail of the active segment and rebuilds the in-memory index; there is no
+//! from read-only memory maps. Only the active (last) segment is indexed in memory; each sealed
+//! segment has an index file beside it (`NNNNNNNN.idx`, written when the segment is sealed),
+//! so the memory the index takes is bounded by one segment. Opening a log checks the sealed
+//! segments' index files instead of scanning their frames (frames of sealed segments are
+//! checksummed when read), scans the active segment, truncates its torn tail, and scans and
+//! re-indexes any sealed segment whose index file is missing or damaged; there is no
 //! clean-shutdown flag and no repair step. The byte layout, the recovery rules and what each
 //! [`Durability`] risks are specified in `engine/FORMAT.md`.
 //!
@@ -20,6 +24,9 @@
 
 mod error;
 mod format;
+mod frames;
+mod idx_file;
+mod idx_format;
 mod index;
 mod salvage;
 mod segment;
@@ -29,7 +36,7 @@ use std::fmt;
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -39,6 +46,7 @@ pub use error::LogError;
 pub use salvage::{salvage, SalvageReport};
 
 use format::{Scan, FRAME_HEADER_LEN, HEADER_LEN, KIND_SEAL, KIND_V2, KIND_V3, SEAL_FRAME_LEN};
+use idx_file::SealedIndex;
 use index::{Entry, Index};
 use segment::{Segment, SegmentTable};
 
@@ -84,6 +92,10 @@ struct Inner {
     /// Signals appenders that `synced` moved or `failed` was set.
     done: Condvar,
     poisoned: AtomicBool,
+    /// Reads of sealed-segment frames whose checksum failed (never served).
+    corrupt_reads: AtomicU64,
+    /// See [`Log::max_records_per_segment`].
+    max_records_per_segment: u32,
     recovery: Recovery,
     /// Told how long each commit fsync took (see [`Log::observe_timings`]).
     timings: OnceLock<Arc<dyn TimingObserver>>,
@@ -170,13 +182,14 @@ impl Log {
             segment: w.segment,
             offset: w.offset,
         };
+        let frame_end = w.offset.saturating_add(frame_len_u32);
         {
             let mut index = inner.index.write().unwrap_or_else(PoisonError::into_inner);
-            if !index.push(id, entry) {
-                return Err(LogError::Full("more than u32::MAX records"));
+            if !index.push(id, entry.offset, frame_end) {
+                return Err(LogError::Full("more than u32::MAX records in a segment"));
             }
         }
-        w.offset = w.offset.saturating_add(frame_len_u32);
+        w.offset = frame_end;
         w.records = w.records.saturating_add(1);
         let end = pos(w.segment, w.offset);
         drop(w);
@@ -214,6 +227,7 @@ impl Log {
             records: self.len(),
             segments: w.segment.saturating_add(1),
             used_bytes: sealed.saturating_add(u64::from(w.offset)),
+            corrupt_reads: inner.corrupt_reads.load(Ordering::Relaxed),
         }
     }
 
@@ -237,6 +251,15 @@ impl Log {
     /// The largest block body an append accepts.
     pub fn max_record_len(&self) -> usize {
         max_body(lock(&self.inner.writer).size)
+    }
+
+    /// An upper bound on the records one segment of this log can hold: the largest segment
+    /// size (the configured one, or a bigger one found at open) without its header and seal,
+    /// divided by the smallest frame (a v2 record with an empty body, 41 bytes). Every
+    /// [`Log::ordinal`] is below it, for callers that keep fixed-size per-record slots per
+    /// segment.
+    pub fn max_records_per_segment(&self) -> u32 {
+        self.inner.max_records_per_segment
     }
 }
 
@@ -262,5 +285,7 @@ impl Inner {
     }
 }
 
+#[cfg(test)]
+mod idx_tests;
 #[cfg(test)]
 mod tests;

@@ -25,11 +25,18 @@ pub(super) fn max_body(size: u32) -> usize {
     size.saturating_sub(HEADER_LEN + FRAME_HEADER_LEN + 36 + SEAL_FRAME_LEN)
 }
 
+/// An upper bound on the records a segment of `size` bytes holds: its room for frames
+/// divided by the smallest frame (a v2 record with an empty body).
+pub(super) fn max_records_per_segment(size: u32) -> u32 {
+    let room = size.saturating_sub((HEADER_LEN + SEAL_FRAME_LEN) as u32);
+    room / (FRAME_HEADER_LEN + 32) as u32
+}
+
 /// How a segment's records end.
 #[derive(Clone, Copy)]
 pub(super) enum Tail {
     /// A valid seal record at this offset.
-    Sealed,
+    Sealed(u32),
     /// Zero bytes (or no room for a frame) at this offset.
     End(usize),
     /// Bytes that are not an intact frame at this offset.
@@ -44,11 +51,9 @@ pub(super) fn corrupted(segment: u32, offset: usize, reason: impl Into<String>) 
     }
 }
 
-/// Reads the frames of `seg` into `entries`; returns how they end and how many there were.
-pub(super) fn scan_segment(
-    seg: &Segment,
-    entries: &mut Vec<Entry>,
-) -> Result<(Tail, u32), LogError> {
+/// Reads the frame offsets of `seg` into `offsets`, verifying every checksum; returns how
+/// they end and how many there were.
+pub(super) fn scan_segment(seg: &Segment, offsets: &mut Vec<u32>) -> Result<(Tail, u32), LogError> {
     let bytes = seg.bytes();
     let mut at = HEADER_LEN;
     let mut count: u32 = 0;
@@ -76,12 +81,9 @@ pub(super) fn scan_segment(
             {
                 return Err(corrupted(seg.number, at, "seal does not match the segment"));
             }
-            return Ok((Tail::Sealed, count));
+            return Ok((Tail::Sealed(offset), count));
         }
-        entries.push(Entry {
-            segment: seg.number,
-            offset,
-        });
+        offsets.push(offset);
         count = count
             .checked_add(1)
             .ok_or_else(|| corrupted(seg.number, at, "count"))?;
@@ -89,12 +91,70 @@ pub(super) fn scan_segment(
     }
 }
 
+/// The segment and index files of a log directory.
+struct Listing {
+    /// Segment numbers, sorted.
+    segments: Vec<u32>,
+    /// Numbers of the index files present, sorted.
+    indexes: Vec<u32>,
+}
+
+/// Lists the directory, deleting what an interrupted creation left (`*.seg.tmp`,
+/// `*.idx.tmp`), and checks that the segment numbers are contiguous from 0.
+fn list_dir(dir: &Path) -> Result<Listing, LogError> {
+    let mut listing = Listing {
+        segments: Vec::new(),
+        indexes: Vec::new(),
+    };
+    for entry in fs::read_dir(dir).map_err(|e| LogError::io("list", dir, e))? {
+        let entry = entry.map_err(|e| LogError::io("list", dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(n) = Segment::parse_name(name) {
+            listing.segments.push(n);
+        } else if let Some(n) = SealedIndex::parse_name(name) {
+            listing.indexes.push(n);
+        } else if name.ends_with(".seg.tmp") || name.ends_with(".idx.tmp") {
+            // A segment or index file whose creation did not finish: never in use.
+            let path = entry.path();
+            fs::remove_file(&path).map_err(|e| LogError::io("remove", &path, e))?;
+        }
+    }
+    listing.segments.sort_unstable();
+    listing.indexes.sort_unstable();
+    for (expected, &n) in listing.segments.iter().enumerate() {
+        if u32::try_from(expected).ok() != Some(n) {
+            return Err(corrupted(n, 0, format!("segment {expected} is missing")));
+        }
+    }
+    Ok(listing)
+}
+
+/// Deletes the index file of segment `n` (one without a sealed segment to describe).
+fn remove_index(dir: &Path, n: u32) -> Result<(), LogError> {
+    let path = dir.join(SealedIndex::file_name(n));
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(LogError::io("remove", &path, e)),
+    }
+}
+
+/// The active segment found by the open: its writer and its records' offsets.
+struct Active {
+    writer: Writer,
+    offsets: Vec<u32>,
+}
+
 impl Log {
     /// Opens the log in `dir`, creating it if needed, and recovers it.
     ///
-    /// Every frame's checksum is verified. Sealed segments must be intact; in the active (last)
-    /// segment, the first bytes that are not an intact frame and everything after them are a
-    /// torn tail and are cut off (reported by [`Log::recovery`]).
+    /// A sealed segment whose index file is valid is not scanned (its frames are verified
+    /// when read). The active (last) segment, and any sealed segment whose index file is
+    /// missing or damaged, is scanned and every frame's checksum verified; such a sealed
+    /// segment must be intact and gets its index file written anew. In the active segment, the
+    /// first bytes that are not an intact frame and everything after them are a torn tail and
+    /// are cut off. [`Log::recovery`] reports what was scanned, rebuilt and cut.
     ///
     /// # Errors
     /// I/O errors, [`LogError::Corrupted`] for damage outside the active segment's tail,
@@ -106,34 +166,26 @@ impl Log {
         }
         fs::create_dir_all(&dir).map_err(|e| LogError::io("create directory", &dir, e))?;
         let lock = lock_dir(&dir)?;
-        let mut numbers = Vec::new();
-        for entry in fs::read_dir(&dir).map_err(|e| LogError::io("list", &dir, e))? {
-            let entry = entry.map_err(|e| LogError::io("list", &dir, e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if let Some(n) = Segment::parse_name(name) {
-                numbers.push(n);
-            } else if name.ends_with(".seg.tmp") {
-                // A segment whose creation did not finish; it never held records.
-                let path = entry.path();
-                fs::remove_file(&path).map_err(|e| LogError::io("remove", &path, e))?;
-            }
-        }
-        numbers.sort_unstable();
-        for (expected, &n) in numbers.iter().enumerate() {
-            if u32::try_from(expected).ok() != Some(n) {
-                return Err(corrupted(n, 0, format!("segment {expected} is missing")));
+        let listing = list_dir(&dir)?;
+        let numbers = &listing.segments;
+        let last = numbers.last().copied();
+        // Index files of segments that do not exist (left by deleted segments) could be
+        // taken for a later segment of the same number.
+        for &n in &listing.indexes {
+            if last.is_none_or(|l| n > l) {
+                remove_index(&dir, n)?;
             }
         }
 
         let segments = SegmentTable::new();
-        let mut entries = Vec::new();
         let mut recovery = Recovery::default();
-        let last = numbers.last().copied();
-        let mut writer: Option<Writer> = None;
-        for &n in &numbers {
+        let mut sealed_records = 0u64;
+        let mut largest_size = config.segment_size;
+        let mut active: Option<Active> = None;
+        for &n in numbers {
             let seg = Segment::open(&dir, n)?;
             let size = format::decode_header(seg.bytes(), n).map_err(|r| corrupted(n, 0, r))?;
+            largest_size = largest_size.max(size);
             let is_last = Some(n) == last;
             let file_len = seg.bytes().len();
             if !is_last && u64::try_from(file_len).ok() != Some(u64::from(size)) {
@@ -143,9 +195,38 @@ impl Log {
                     "file length differs from the header",
                 ));
             }
-            let (tail, count) = scan_segment(&seg, &mut entries)?;
+            let has_index = listing.indexes.binary_search(&n).is_ok();
+            // The active segment has no index file: it is scanned without a word.
+            let index_problem = if is_last && !has_index {
+                "missing".to_owned()
+            } else {
+                match SealedIndex::open(&dir, &seg, size) {
+                    Ok(sealed) => {
+                        // A sealed segment with a valid index file: not scanned.
+                        sealed_records = sealed_records.saturating_add(u64::from(sealed.count()));
+                        seg.install_index(sealed);
+                        segments.install(seg)?;
+                        continue;
+                    }
+                    Err(why) => why,
+                }
+            };
+            let mut offsets = Vec::new();
+            let (tail, count) = scan_segment(&seg, &mut offsets)?;
+            recovery.scanned_segments = recovery.scanned_segments.saturating_add(1);
             let end = match (tail, is_last) {
-                (Tail::Sealed, _) => {
+                (Tail::Sealed(seal_at), _) => {
+                    let why = index_problem;
+                    let path = dir.join(SealedIndex::file_name(n));
+                    tracing::warn!(
+                        file = %path.display(),
+                        reason = %why,
+                        "index file of a sealed segment unusable: segment scanned, index rebuilt"
+                    );
+                    recovery.rebuilt_indexes.push((n, why));
+                    let sealed = SealedIndex::write(&dir, &seg, &offsets, seal_at, size)?;
+                    sealed_records = sealed_records.saturating_add(u64::from(count));
+                    seg.install_index(sealed);
                     segments.install(seg)?;
                     continue;
                 }
@@ -181,21 +262,29 @@ impl Log {
                     at
                 }
             };
+            // An index file beside the unsealed active segment describes no segment of this
+            // log.
+            if has_index {
+                remove_index(&dir, n)?;
+            }
             // The active segment: cut whatever follows the last intact frame, so that stale
             // bytes can never be read as records later, and make what remains durable.
             let end_u64 = u64::try_from(end).unwrap_or(u64::MAX);
             let seg = seg.truncate_tail(end_u64, size)?;
             segments.install(seg)?;
-            writer = Some(Writer {
-                segment: n,
-                offset: u32::try_from(end).map_err(|_| corrupted(n, end, "offset"))?,
-                size,
-                records: count,
-                buf: Vec::new(),
+            active = Some(Active {
+                writer: Writer {
+                    segment: n,
+                    offset: u32::try_from(end).map_err(|_| corrupted(n, end, "offset"))?,
+                    size,
+                    records: count,
+                    buf: Vec::new(),
+                },
+                offsets,
             });
         }
-        let writer = match writer {
-            Some(w) => w,
+        let Active { writer, offsets } = match active {
+            Some(active) => active,
             None => {
                 // Empty directory, or the last segment is sealed: start the next one.
                 let n = last
@@ -203,21 +292,27 @@ impl Log {
                     .ok_or(LogError::Full("too many segments"))?;
                 let seg = Segment::create(&dir, n, config.segment_size)?;
                 segments.install(seg)?;
-                Writer {
-                    segment: n,
-                    offset: HEADER_LEN as u32,
-                    size: config.segment_size,
-                    records: 0,
-                    buf: Vec::new(),
+                Active {
+                    writer: Writer {
+                        segment: n,
+                        offset: HEADER_LEN as u32,
+                        size: config.segment_size,
+                        records: 0,
+                        buf: Vec::new(),
+                    },
+                    offsets: Vec::new(),
                 }
             }
         };
         recovery.segments = writer.segment.saturating_add(1);
-        recovery.records = u64::try_from(entries.len()).unwrap_or(u64::MAX);
-        if entries.len() > u32::MAX as usize {
-            return Err(LogError::Full("more than u32::MAX records"));
-        }
-        let index = Index::build(&segments, entries);
+        let index = Index::build(
+            &segments,
+            writer.segment,
+            offsets,
+            writer.offset,
+            sealed_records,
+        );
+        recovery.records = index.len();
         let head = pos(writer.segment, writer.offset);
         let inner = Arc::new(Inner {
             dir,
@@ -234,6 +329,8 @@ impl Log {
             work: Condvar::new(),
             done: Condvar::new(),
             poisoned: AtomicBool::new(false),
+            corrupt_reads: AtomicU64::new(0),
+            max_records_per_segment: max_records_per_segment(largest_size),
             recovery,
             timings: OnceLock::new(),
             _lock: lock,

@@ -1,85 +1,228 @@
 //! Reading records: lookups by id and location, and iteration in append order.
+//!
+//! The active segment is looked up in the in-memory [`Index`]; sealed segments, newest first,
+//! in their index files. Frames of sealed segments are checksummed on every read (the open
+//! does not scan them); a damaged one is never handed out.
 
+use std::sync::RwLockReadGuard;
+
+use super::frames::{self, Parts};
+use super::idx_format;
 use super::*;
 
 impl Log {
-    pub(super) fn find(&self, id: &BlockId) -> Option<Entry> {
-        let index = self
-            .inner
+    /// The in-memory index of the active segment.
+    fn index(&self) -> RwLockReadGuard<'_, Index> {
+        self.inner
             .index
             .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        index.find(&self.inner.segments, id)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The record with this id and its parts: the active segment first, then the sealed
+    /// segments from the newest to the oldest.
+    fn lookup(&self, id: &BlockId) -> Option<(Entry, Parts<'_>)> {
+        let segments = &self.inner.segments;
+        let active = {
+            let index = self.index();
+            if let Some(e) = index.find(segments, id) {
+                return Some((e, frames::parts(segments, e)?));
+            }
+            // Every segment before this one has its index file installed.
+            index.segment()
+        };
+        let key = idx_format::key_of(id.as_bytes());
+        for number in (0..active).rev() {
+            let Some(seg) = segments.get(number) else {
+                continue;
+            };
+            let Some(sealed) = seg.sealed_index() else {
+                continue;
+            };
+            for offset in sealed.offsets_with_key(key) {
+                // The index only narrows the search: the id in the frame decides.
+                if frames::parts_at(seg.bytes(), offset).is_some_and(|p| p.is(id)) {
+                    let e = Entry {
+                        segment: number,
+                        offset,
+                    };
+                    return self.verified(seg, offset).map(|p| (e, p));
+                }
+            }
+        }
+        None
+    }
+
+    pub(super) fn find(&self, id: &BlockId) -> Option<Entry> {
+        self.lookup(id).map(|(e, _)| e)
+    }
+
+    /// The parts of the frame at `offset` of the sealed segment `seg` if its checksum is
+    /// intact; a damaged frame is logged and counted, and never served.
+    fn verified<'a>(&self, seg: &'a Segment, offset: u32) -> Option<Parts<'a>> {
+        match frames::verified_at(seg.bytes(), offset) {
+            Ok(parts) => Some(parts),
+            Err(why) => {
+                self.inner.corrupt_reads.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(
+                    file = %seg.path.display(),
+                    offset,
+                    reason = why,
+                    "damaged record in a sealed segment: not served"
+                );
+                None
+            }
+        }
     }
 
     pub(super) fn record_end(&self, e: Entry) -> u64 {
-        let end = index::parts(&self.inner.segments, e).map_or(0, |p| p.end);
+        let end = frames::parts(&self.inner.segments, e).map_or(0, |p| p.end);
         pos(e.segment, u32::try_from(end).unwrap_or(u32::MAX))
     }
 
     /// The record with this id.
     pub fn get(&self, id: &BlockId) -> Option<Record<'_>> {
-        let e = self.find(id)?;
-        self.record(e)
+        let (e, parts) = self.lookup(id)?;
+        Some(Record::new(e.location(), parts))
     }
 
-    /// Whether a record with this id is stored.
+    /// Whether a record with this id is stored (and, in a sealed segment, intact).
     pub fn contains(&self, id: &BlockId) -> bool {
-        self.find(id).is_some()
+        self.lookup(id).is_some()
     }
 
     /// The record at `location`, or `None` if no record starts there.
     pub fn read(&self, location: Location) -> Option<Record<'_>> {
-        let e = Entry {
+        self.ordinal(location)?;
+        self.record(Entry {
             segment: location.segment,
             offset: location.offset,
-        };
-        let known = {
-            let index = self
-                .inner
-                .index
-                .read()
-                .unwrap_or_else(PoisonError::into_inner);
-            index.contains_entry(e)
-        };
-        if known {
-            self.record(e)
-        } else {
-            None
+        })
+    }
+
+    /// The ordinal of the record starting at `location` within its segment (its 0-based
+    /// position in the segment's append order), or `None` if no record starts there.
+    ///
+    /// Ordinals of a segment run from 0 to its record count - 1, below
+    /// [`Log::max_records_per_segment`].
+    pub fn ordinal(&self, location: Location) -> Option<u32> {
+        {
+            let index = self.index();
+            match location.segment.cmp(&index.segment()) {
+                std::cmp::Ordering::Equal => return index.ordinal(location.offset),
+                std::cmp::Ordering::Greater => return None,
+                std::cmp::Ordering::Less => {}
+            }
         }
-    }
-
-    pub(super) fn record(&self, e: Entry) -> Option<Record<'_>> {
-        Some(Record::new(
-            e.location(),
-            index::parts(&self.inner.segments, e)?,
-        ))
-    }
-
-    /// Records in the index now.
-    fn record_count(&self) -> usize {
         self.inner
-            .index
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries
-            .len()
+            .segments
+            .get(location.segment)?
+            .sealed_index()?
+            .ordinal_of(location.offset)
+    }
+
+    /// The position one past the last appended record: where the next append goes unless it
+    /// does not fit the active segment. [`Log::iter_from`] at this position yields nothing
+    /// (as of this call).
+    pub fn end(&self) -> Location {
+        self.index().end()
+    }
+
+    /// The record at `e`, known to start a frame; verified if its segment is sealed.
+    pub(super) fn record(&self, e: Entry) -> Option<Record<'_>> {
+        let seg = self.inner.segments.get(e.segment)?;
+        let parts = if seg.sealed_index().is_some() {
+            self.verified(seg, e.offset)?
+        } else {
+            frames::parts_at(seg.bytes(), e.offset)?
+        };
+        Some(Record::new(e.location(), parts))
     }
 
     /// All records in append order, as of this call (later appends are not visited).
     pub fn iter(&self) -> Iter<'_> {
-        let end = self.record_count();
+        let index = self.index();
         Iter {
             log: self,
-            next: 0,
-            end,
+            segment: 0,
+            ordinal: 0,
+            end: (index.segment(), index_len(&index)),
+            remaining: index.len(),
             buf: VecDeque::new(),
         }
     }
 
+    /// The records at or after `from` in append order, as of this call: from the record
+    /// starting at `from`, or the first one after it. `from` may be [`Log::end`] (nothing).
+    pub fn iter_from(&self, from: Location) -> Iter<'_> {
+        let index = self.index();
+        let end = (index.segment(), index_len(&index));
+        let total = index.len();
+        let start = match from.segment.cmp(&end.0) {
+            std::cmp::Ordering::Equal => (from.segment, index.lower_bound(from.offset)),
+            std::cmp::Ordering::Greater => end,
+            std::cmp::Ordering::Less => {
+                drop(index);
+                let ordinal = self
+                    .sealed(from.segment)
+                    .map_or(0, |s| s.lower_bound(from.offset));
+                (from.segment, ordinal)
+            }
+        };
+        let before: u64 = (0..start.0)
+            .filter_map(|n| self.sealed(n))
+            .map(|s| u64::from(s.count()))
+            .sum();
+        Iter {
+            log: self,
+            segment: start.0,
+            ordinal: start.1,
+            end,
+            remaining: total
+                .saturating_sub(before)
+                .saturating_sub(u64::from(start.1)),
+            buf: VecDeque::new(),
+        }
+    }
+
+    /// The index file of sealed segment `n`.
+    fn sealed(&self, n: u32) -> Option<&idx_file::SealedIndex> {
+        self.inner.segments.get(n)?.sealed_index()
+    }
+
+    /// Appends to `buf` the entries of segment `segment` with ordinals `from..` (at most
+    /// `max`); returns how many.
+    fn entries_from(
+        &self,
+        segment: u32,
+        from: u32,
+        max: usize,
+        buf: &mut VecDeque<Entry>,
+    ) -> usize {
+        let before = buf.len();
+        let entry = |offset| Entry { segment, offset };
+        if let Some(sealed) = self.sealed(segment) {
+            buf.extend(sealed.offsets(from, max).map(entry));
+            return buf.len() - before;
+        }
+        {
+            let index = self.index();
+            if index.segment() == segment {
+                let offsets = index.offsets().get(from as usize..).unwrap_or_default();
+                buf.extend(offsets.iter().take(max).copied().map(entry));
+                return buf.len() - before;
+            }
+        }
+        // Sealed since the check above: its index file is installed now.
+        if let Some(sealed) = self.sealed(segment) {
+            buf.extend(sealed.offsets(from, max).map(entry));
+        }
+        buf.len() - before
+    }
+
     /// Number of records stored.
     pub fn len(&self) -> u64 {
-        u64::try_from(self.record_count()).unwrap_or(u64::MAX)
+        self.index().len()
     }
 
     /// Whether no record is stored.
@@ -88,20 +231,65 @@ impl Log {
     }
 }
 
-/// Iterator over the records of a [`Log`] in append order; see [`Log::iter`].
+/// Records of the active segment.
+fn index_len(index: &Index) -> u32 {
+    u32::try_from(index.offsets().len()).unwrap_or(u32::MAX)
+}
+
+/// Iterator over the records of a [`Log`] in append order; see [`Log::iter`] and
+/// [`Log::iter_from`]. A record of a sealed segment whose checksum fails is skipped (and
+/// logged, like [`Log::get`] does).
 pub struct Iter<'a> {
-    pub(super) log: &'a Log,
-    pub(super) next: usize,
-    pub(super) end: usize,
-    pub(super) buf: VecDeque<Entry>,
+    log: &'a Log,
+    /// The segment and ordinal of the next record to fetch into `buf`.
+    segment: u32,
+    ordinal: u32,
+    /// The active segment and its record count when the iterator was made.
+    end: (u32, u32),
+    /// Records not yet returned (including `buf`), at most.
+    remaining: u64,
+    buf: VecDeque<Entry>,
 }
 
 impl fmt::Debug for Iter<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Iter")
-            .field("next", &self.next)
+            .field("segment", &self.segment)
+            .field("ordinal", &self.ordinal)
             .field("end", &self.end)
             .finish()
+    }
+}
+
+impl Iter<'_> {
+    /// Fetches the next batch of entries (1024 at most, so the index lock is taken once per
+    /// batch); false at the end.
+    fn refill(&mut self) -> bool {
+        while self.buf.is_empty() {
+            if (self.segment, self.ordinal) >= self.end {
+                return false;
+            }
+            let max = if self.segment == self.end.0 {
+                self.end.1.saturating_sub(self.ordinal) as usize
+            } else {
+                usize::MAX
+            };
+            let got =
+                self.log
+                    .entries_from(self.segment, self.ordinal, max.min(1024), &mut self.buf);
+            if got == 0 {
+                if self.segment == self.end.0 {
+                    return false;
+                }
+                self.segment = self.segment.saturating_add(1);
+                self.ordinal = 0;
+            } else {
+                self.ordinal = self
+                    .ordinal
+                    .saturating_add(u32::try_from(got).unwrap_or(u32::MAX));
+            }
+        }
+        true
     }
 }
 
@@ -109,28 +297,21 @@ impl<'a> Iterator for Iter<'a> {
     type Item = Record<'a>;
 
     fn next(&mut self) -> Option<Record<'a>> {
-        if self.buf.is_empty() && self.next < self.end {
-            // Copy a batch of entries so the index lock is taken once per 1024 records.
-            let upto = self.end.min(self.next.saturating_add(1024));
-            let index = self
-                .log
-                .inner
-                .index
-                .read()
-                .unwrap_or_else(PoisonError::into_inner);
-            self.buf
-                .extend(index.entries.get(self.next..upto).unwrap_or_default());
-            self.next = upto;
+        loop {
+            if !self.refill() {
+                return None;
+            }
+            let e = self.buf.pop_front()?;
+            self.remaining = self.remaining.saturating_sub(1);
+            // A damaged record of a sealed segment is skipped (`record` logged it).
+            if let Some(record) = self.log.record(e) {
+                return Some(record);
+            }
         }
-        let e = self.buf.pop_front()?;
-        self.log.record(e)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self
-            .end
-            .saturating_sub(self.next)
-            .saturating_add(self.buf.len());
-        (n, Some(n))
+        // Damaged records are skipped, so the count is an upper bound only.
+        (0, usize::try_from(self.remaining).ok())
     }
 }

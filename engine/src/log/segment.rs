@@ -1,4 +1,5 @@
-//! Segment files: a `File` kept beside its read-only `Mmap`, and the table that owns them.
+//! Segment files: a `File` kept beside its read-only `Mmap` (and, once sealed, its mapped
+//! index file), and the table that owns them.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -9,6 +10,7 @@ use memmap2::Mmap;
 
 use super::error::LogError;
 use super::format;
+use super::idx_file::SealedIndex;
 
 /// Segments per chunk of the [`SegmentTable`].
 const CHUNK: usize = 256;
@@ -26,6 +28,8 @@ pub(crate) struct Segment {
     pub(crate) file: File,
     /// The whole file, `size` bytes.
     pub(crate) map: Mmap,
+    /// The segment's index file, set once the segment is sealed and the file is durable.
+    sealed: OnceLock<SealedIndex>,
 }
 
 impl Segment {
@@ -36,11 +40,17 @@ impl Segment {
 
     /// Parses a segment file name.
     pub(crate) fn parse_name(name: &str) -> Option<u32> {
-        let digits = name.strip_suffix(".seg")?;
-        if digits.len() != 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok()
+        parse_numbered(name, ".seg")
+    }
+
+    /// The index of this segment, if it is sealed and indexed on disk.
+    pub(crate) fn sealed_index(&self) -> Option<&SealedIndex> {
+        self.sealed.get()
+    }
+
+    /// Attaches the (durable) index file of this sealed segment; a second one is dropped.
+    pub(crate) fn install_index(&self, index: SealedIndex) {
+        let _ = self.sealed.set(index);
     }
 
     /// Opens an existing segment file for reading and writing and maps it.
@@ -86,6 +96,7 @@ impl Segment {
             path,
             file,
             map,
+            sealed: OnceLock::new(),
         })
     }
 
@@ -131,6 +142,7 @@ impl Segment {
             path,
             file,
             map,
+            sealed,
         } = self;
         // The map must be gone before the file shrinks: pages past the new end would fault.
         drop(map);
@@ -146,21 +158,35 @@ impl Segment {
             path,
             file,
             map,
+            sealed,
         })
     }
 }
 
+/// Parses `NNNNNNNN<suffix>` (8 decimal digits).
+pub(crate) fn parse_numbered(name: &str, suffix: &str) -> Option<u32> {
+    let digits = name.strip_suffix(suffix)?;
+    if digits.len() != 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Maps a segment or index file of the log read-only, whole.
 #[expect(
     unsafe_code,
     reason = "mapping a file is unsafe in memmap2; the SAFETY comment says why it is sound here"
 )]
-fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
+pub(crate) fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
     // SAFETY: the mapping is read-only and shared. The `File` is kept beside the `Mmap` for the
     // mapping's whole life. The log is the only writer of its directory (documented in
-    // engine/FORMAT.md: one process at a time) and it only ever writes bytes past the published end
-    // of the active segment, never bytes a reader can hold a reference to; the file is never
-    // shrunk while mapped (`truncate_tail` drops the map first). Hence every `&[u8]` handed
-    // out of this map stays valid and unchanged for its lifetime.
+    // engine/FORMAT.md: one process at a time). In a segment it only ever writes bytes past the
+    // published end of the active segment, never bytes a reader can hold a reference to; the
+    // file is never shrunk while mapped (`truncate_tail` drops the map first). An index file is
+    // written whole under a temporary name, fsynced and renamed before it is mapped, and never
+    // written again; a rebuild writes a new file and renames it over the name, which leaves the
+    // mapped (old) file untouched. Hence every `&[u8]` handed out of this map stays valid and
+    // unchanged for its lifetime.
     unsafe { Mmap::map(file) }.map_err(|e| LogError::io("mmap", path, e))
 }
 

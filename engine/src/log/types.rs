@@ -195,6 +195,12 @@ pub struct Recovery {
     pub truncated_at: Option<Location>,
     /// Why the truncated tail was rejected.
     pub truncated_reason: Option<&'static str>,
+    /// Segments whose frames were read and verified: the active one, and sealed segments
+    /// without a usable index file. A sealed segment with a valid index file is not scanned.
+    pub scanned_segments: u32,
+    /// Sealed segments whose index file was missing or damaged, with the reason; each was
+    /// scanned and its index file written anew.
+    pub rebuilt_indexes: Vec<(u32, String)>,
 }
 
 /// Sizes of the log.
@@ -207,6 +213,9 @@ pub struct LogStats {
     /// Bytes used in segment files: headers, frames and seals, without the unused
     /// (zero, sparse) rest of the active segment.
     pub used_bytes: u64,
+    /// Reads of sealed-segment records whose checksum failed since the open (such records
+    /// are never served; each is logged with its file and offset).
+    pub corrupt_reads: u64,
 }
 
 /// A stored record, borrowing the log's memory map.
@@ -229,7 +238,7 @@ impl fmt::Debug for Record<'_> {
 }
 
 impl<'a> Record<'a> {
-    pub(super) fn new(location: Location, p: index::Parts<'a>) -> Self {
+    pub(super) fn new(location: Location, p: frames::Parts<'a>) -> Self {
         Self {
             location,
             kind: p.kind,

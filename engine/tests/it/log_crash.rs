@@ -2,6 +2,9 @@
 //! id of each block after its append returned; the parent kills it with SIGKILL at a random
 //! moment, reopens the log (no repair step) and checks that every acknowledged block is there
 //! and intact. The child is this test binary itself, re-run with `LOG_CRASH_CHILD_DIR` set.
+//! Segments are small, so the child rolls many times per run and kills land while a sealed
+//! segment's index file is written: the reopen must then find every index file either intact
+//! or absent (only the newest sealed segment's, rebuilt from its segment), never damaged.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -16,8 +19,8 @@ use rand::{Rng, SeedableRng};
 
 const CHILD_DIR: &str = "LOG_CRASH_CHILD_DIR";
 const CHILD_CYCLE: &str = "LOG_CRASH_CHILD_CYCLE";
-/// Small segments so that kills also land around seals and segment creation.
-const SEGMENT_SIZE: u32 = 64 << 10;
+/// Small segments so that kills also land around seals, index files and segment creation.
+const SEGMENT_SIZE: u32 = 16 << 10;
 
 fn config(cycle: u64) -> LogConfig {
     let durability = match cycle % 3 {
@@ -148,11 +151,37 @@ fn run_and_kill(dir: &Path, cycle: u64, rng: &mut impl Rng) -> Vec<BlockId> {
     acked
 }
 
-/// Reopens the log and checks every acknowledged block and every stored record; returns
-/// whether the open truncated a torn tail.
-fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> bool {
+/// What the reopen after a kill found.
+#[derive(Default)]
+struct Reopened {
+    torn_tails: u32,
+    rebuilt_indexes: u32,
+}
+
+/// Reopens the log and checks every acknowledged block and every stored record, and that
+/// the kill damaged no index file.
+fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> Reopened {
     let log = Log::open(dir, config(cycle))
         .unwrap_or_else(|e| panic!("cycle {cycle}: log does not open after kill: {e}"));
+    let recovery = log.recovery();
+    // A kill between a seal and its index file's rename leaves the newest sealed segment
+    // without one (it is then the last segment, and a new one is created after it); any
+    // other missing or damaged index file is a bug.
+    for (segment, why) in &recovery.rebuilt_indexes {
+        assert_eq!(
+            (why.as_str(), *segment + 2),
+            ("missing", recovery.segments),
+            "cycle {cycle}: index of segment {segment} rebuilt"
+        );
+    }
+    assert!(
+        recovery.scanned_segments <= 1 + recovery.rebuilt_indexes.len() as u32,
+        "cycle {cycle}: {recovery:?}"
+    );
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(!name.ends_with(".tmp"), "cycle {cycle}: {name} left");
+    }
     for (id, acked_in) in acked {
         let record = log.get(id).unwrap_or_else(|| {
             panic!("cycle {cycle}: block {id:?} acknowledged in cycle {acked_in} is missing")
@@ -176,7 +205,10 @@ fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> bool {
         assert!(seen.insert(id), "cycle {cycle}: {id:?} stored twice");
     }
     assert_eq!(seen.len() as u64, log.len());
-    log.recovery().truncated_at.is_some()
+    Reopened {
+        torn_tails: u32::from(recovery.truncated_at.is_some()),
+        rebuilt_indexes: recovery.rebuilt_indexes.len() as u32,
+    }
 }
 
 fn crash_cycles(cycles: u64, seed: u64) {
@@ -184,23 +216,32 @@ fn crash_cycles(cycles: u64, seed: u64) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut acked = HashMap::new();
     let mut torn = 0;
+    let mut rebuilt = 0;
     for cycle in 0..cycles {
         let new = run_and_kill(dir.path(), cycle, &mut rng);
         assert!(!new.is_empty(), "cycle {cycle}: nothing acknowledged");
         for id in new {
             acked.insert(id, cycle);
         }
-        torn += u32::from(verify(dir.path(), cycle, &acked));
+        let reopened = verify(dir.path(), cycle, &acked);
+        torn += reopened.torn_tails;
+        rebuilt += reopened.rebuilt_indexes;
     }
     let log = Log::open(dir.path(), config(0)).unwrap();
     eprintln!(
-        "{cycles} kills: {} acknowledged, {:?}, {torn} torn tails",
+        "{cycles} kills: {} acknowledged, {:?}, {torn} torn tails, {rebuilt} index files \
+         rebuilt",
         acked.len(),
         log.stats()
     );
     assert!(
-        log.stats().segments > 1,
-        "kills should have spanned segment rolls"
+        log.stats().segments > cycles as u32,
+        "kills should have spanned many segment rolls"
+    );
+    assert_eq!(
+        log.recovery().scanned_segments,
+        1,
+        "every index file in place"
     );
 }
 

@@ -1,6 +1,8 @@
 //! Model-based test of the block log: random appends (v2, v3, repeats), lookups and reopens
 //! against a `Vec` reference model. After every reopen the log's state (records in order, with
-//! their ids, locations and bytes) equals the state before.
+//! their ids, locations and bytes) equals the state before, and every modelled block is found
+//! by `get`, whether its sealed segment was opened from its index file or (after the index
+//! file was lost) scanned and re-indexed.
 
 use ledger_codec::hash::blake2b256;
 use ledger_engine::internals::log::{BlockId, Durability, Location, Log, LogConfig};
@@ -17,6 +19,8 @@ enum Op {
     Get(u8),
     /// Drop the log and open it again.
     Reopen,
+    /// Drop the log, delete the index file of sealed segment `n % 32` (if any) and reopen.
+    LoseIndexAndReopen(u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -25,6 +29,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u8>().prop_map(Op::AppendV3),
         2 => any::<u8>().prop_map(Op::Get),
         1 => Just(Op::Reopen),
+        1 => any::<u8>().prop_map(Op::LoseIndexAndReopen),
     ]
 }
 
@@ -72,9 +77,9 @@ proptest! {
     #[test]
     fn log_matches_a_vec_model_across_reopens(ops in prop::collection::vec(op(), 1..120)) {
         let dir = tempfile::tempdir().unwrap();
-        // Small segments: the model also crosses seals and segment creation.
+        // Small segments: the model also crosses seals, index files and segment creation.
         let config = LogConfig::default()
-            .with_segment_size(8192)
+            .with_segment_size(4096)
             .with_durability(Durability::Deferred { interval_ms: 50 });
         let mut log = Log::open(dir.path(), config).unwrap();
         let mut model: State = Vec::new();
@@ -107,12 +112,27 @@ proptest! {
                         want.map(|r| (r.1, r.2.clone()))
                     );
                 }
-                Op::Reopen => {
+                Op::Reopen | Op::LoseIndexAndReopen(_) => {
                     let before = state(&log);
                     drop(log);
+                    let mut lost = None;
+                    if let Op::LoseIndexAndReopen(n) = op {
+                        let path = dir.path().join(format!("{:08}.idx", n % 32));
+                        if std::fs::remove_file(path).is_ok() {
+                            lost = Some(u32::from(n % 32));
+                        }
+                    }
                     log = reopen(dir.path(), config);
-                    prop_assert_eq!(log.recovery().truncated_at, None);
+                    let recovery = log.recovery();
+                    prop_assert_eq!(recovery.truncated_at, None);
+                    let rebuilt: Vec<u32> = recovery.rebuilt_indexes.iter().map(|r| r.0).collect();
+                    prop_assert_eq!(rebuilt, lost.into_iter().collect::<Vec<_>>());
+                    prop_assert_eq!(recovery.scanned_segments, 1 + u32::from(lost.is_some()));
                     prop_assert_eq!(&state(&log), &before);
+                    for (id, location, bytes) in &model {
+                        let got = log.get(id).map(|r| (r.location(), r.bytes().to_vec()));
+                        prop_assert_eq!(got, Some((*location, bytes.clone())));
+                    }
                 }
             }
             prop_assert_eq!(log.len(), model.len() as u64);

@@ -1,0 +1,243 @@
+//! Index files of sealed segments: writing one crash-safely, opening and validating one
+//! against its segment, and lookups in the mapped file (layout in `idx_format.rs` and
+//! `engine/FORMAT.md`).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+use super::error::LogError;
+use super::format::{self, Scan, KIND_SEAL};
+use super::frames;
+use super::idx_format::{self as layout, Header, HEADER_LEN, KEY_ENTRY_LEN, OFFSET_LEN};
+use super::segment::{self, Segment};
+
+/// The mapped, validated index file of one sealed segment. Never changed once mapped.
+#[derive(Debug)]
+pub(crate) struct SealedIndex {
+    /// Kept open as long as `map` lives.
+    _file: File,
+    map: Mmap,
+    header: Header,
+}
+
+/// Binary search over `0..n`: the first position where `is_after` is true (it must be false
+/// then true along the range).
+fn partition_point(n: usize, is_after: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, n);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if is_after(mid) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    low
+}
+
+impl SealedIndex {
+    /// The file name of the index of segment `number`.
+    pub(crate) fn file_name(number: u32) -> String {
+        format!("{number:08}.idx")
+    }
+
+    /// Parses an index file name.
+    pub(crate) fn parse_name(name: &str) -> Option<u32> {
+        segment::parse_numbered(name, ".idx")
+    }
+
+    /// Opens the index of the sealed segment `seg` (of `size` bytes, its header already
+    /// validated) and checks it against the segment, or says why it cannot be used.
+    pub(crate) fn open(dir: &Path, seg: &Segment, size: u32) -> Result<Self, String> {
+        let path = dir.join(Self::file_name(seg.number));
+        let file = File::open(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => "missing".to_owned(),
+            _ => format!("cannot open: {e}"),
+        })?;
+        let map = segment::map(&file, &path).map_err(|e| e.to_string())?;
+        let header = layout::decode_header(&map, seg.number)?;
+        let index = Self {
+            _file: file,
+            map,
+            header,
+        };
+        index.check(seg, size)?;
+        Ok(index)
+    }
+
+    /// Checks the whole file and its agreement with the segment: sizes, the seal frame at
+    /// the recorded offset, the first and last record frames' bounds. Reads the index file
+    /// and a few bytes of the segment, never the segment's records.
+    fn check(&self, seg: &Segment, size: u32) -> Result<(), &'static str> {
+        let h = &self.header;
+        layout::verify_sections(&self.map, h)?;
+        if h.segment_size != size {
+            return Err("segment size differs from the segment header");
+        }
+        if u64::try_from(seg.bytes().len()).ok() != Some(u64::from(size)) {
+            return Err("segment file length differs from the segment size");
+        }
+        let seal_at = usize::try_from(h.seal_offset).map_err(|_| "seal offset")?;
+        let Scan::Frame(seal) = format::scan_frame(seg.bytes(), seal_at) else {
+            return Err("no intact seal frame at the recorded offset");
+        };
+        let body = seg
+            .bytes()
+            .get(seal.body_start..seal.end)
+            .unwrap_or_default();
+        if seal.kind != KIND_SEAL
+            || body.len() != format::SEAL_BODY_LEN
+            || format::u32_at(body, 0) != Some(h.count)
+            || format::u32_at(body, 4) != Some(h.seal_offset)
+        {
+            return Err("the seal frame does not match the index");
+        }
+        // The records run back to back from the segment header to the seal.
+        let (first, last_end) = match h.count.checked_sub(1) {
+            None => (None, format::HEADER_LEN),
+            Some(last) => {
+                let last_end = self
+                    .offset(last)
+                    .and_then(|o| frames::parts_at(seg.bytes(), o))
+                    .map_or(0, |p| p.end);
+                (self.offset(0), last_end)
+            }
+        };
+        if first.is_some_and(|f| f as usize != format::HEADER_LEN) || last_end != seal_at {
+            return Err("record offsets do not span the segment up to its seal");
+        }
+        Ok(())
+    }
+
+    /// Writes the index of the sealed segment `seg` whose records start at `offsets` and
+    /// whose seal frame is at `seal_offset`, crash-safely (`.idx.tmp`, fsync, rename, fsync
+    /// of the directory), and maps it.
+    pub(crate) fn write(
+        dir: &Path,
+        seg: &Segment,
+        offsets: &[u32],
+        seal_offset: u32,
+        size: u32,
+    ) -> Result<Self, LogError> {
+        let path = dir.join(Self::file_name(seg.number));
+        let tmp = dir.join(format!("{}.tmp", Self::file_name(seg.number)));
+        let count = u32::try_from(offsets.len()).map_err(|_| LogError::Full("records"))?;
+        let mut keys = Vec::with_capacity(offsets.len());
+        for (ordinal, &offset) in (0u32..).zip(offsets) {
+            let parts = frames::parts_at(seg.bytes(), offset).ok_or_else(|| {
+                super::open::corrupted(seg.number, offset as usize, "indexed frame out of bounds")
+            })?;
+            keys.push((layout::key_of(parts.id), ordinal));
+        }
+        keys.sort_unstable();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| LogError::io("create", &tmp, e))?;
+        let header = write_sections(&file, offsets, &keys)
+            .map(|(offsets_crc, keys_crc)| Header {
+                segment: seg.number,
+                count,
+                seal_offset,
+                segment_size: size,
+                offsets_crc,
+                keys_crc,
+            })
+            .map_err(|e| LogError::io("write", &tmp, e))?;
+        file.write_all_at(&layout::encode_header(&header), 0)
+            .map_err(|e| LogError::io("write", &tmp, e))?;
+        file.sync_all()
+            .map_err(|e| LogError::io("fsync", &tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| LogError::io("rename", &tmp, e))?;
+        segment::sync_dir(dir)?;
+        let map = segment::map(&file, &path)?;
+        Ok(Self {
+            _file: file,
+            map,
+            header,
+        })
+    }
+
+    /// Records in the segment.
+    pub(crate) fn count(&self) -> u32 {
+        self.header.count
+    }
+
+    /// The frame offset of the record with this ordinal.
+    pub(crate) fn offset(&self, ordinal: u32) -> Option<u32> {
+        if ordinal >= self.header.count {
+            return None;
+        }
+        format::u32_at(&self.map, HEADER_LEN + ordinal as usize * OFFSET_LEN)
+    }
+
+    /// The frame offsets of the records with ordinals `from..` (at most `max` of them).
+    pub(crate) fn offsets(&self, from: u32, max: usize) -> impl Iterator<Item = u32> + '_ {
+        (from..self.header.count)
+            .take(max)
+            .map_while(|ordinal| self.offset(ordinal))
+    }
+
+    /// The ordinal of the record whose frame starts at `offset`, if one does.
+    pub(crate) fn ordinal_of(&self, offset: u32) -> Option<u32> {
+        let ordinal = self.lower_bound(offset);
+        (self.offset(ordinal)? == offset).then_some(ordinal)
+    }
+
+    /// The ordinal of the first record whose frame starts at or after `offset` (the count if
+    /// none does).
+    pub(crate) fn lower_bound(&self, offset: u32) -> u32 {
+        let n = self.header.count as usize;
+        let at = partition_point(n, |i| {
+            u32::try_from(i)
+                .ok()
+                .and_then(|i| self.offset(i))
+                .is_none_or(|o| o >= offset)
+        });
+        u32::try_from(at).unwrap_or(self.header.count)
+    }
+
+    /// The frame offsets of the records whose id starts with the 8 bytes of `key`, in append
+    /// order (usually none or one).
+    pub(crate) fn offsets_with_key(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
+        let n = self.header.count as usize;
+        let first = partition_point(n, |i| self.key_entry(i).is_none_or(|(k, _)| k >= key));
+        (first..n)
+            .map_while(move |i| self.key_entry(i).filter(|(k, _)| *k == key))
+            .filter_map(|(_, ordinal)| self.offset(ordinal))
+    }
+
+    /// Entry `i` of section B.
+    fn key_entry(&self, i: usize) -> Option<(u64, u32)> {
+        let at = self.header.keys_start() + i.checked_mul(KEY_ENTRY_LEN)?;
+        layout::key_entry(self.map.get(at..)?)
+    }
+}
+
+/// Writes sections A and B after the (still zero) header; returns their checksums.
+fn write_sections(file: &File, offsets: &[u32], keys: &[(u64, u32)]) -> io::Result<(u32, u32)> {
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    out.write_all(&[0u8; HEADER_LEN])?;
+    let mut crc = crc32fast::Hasher::new();
+    for offset in offsets {
+        let b = offset.to_le_bytes();
+        crc.update(&b);
+        out.write_all(&b)?;
+    }
+    let offsets_crc = crc.finalize();
+    let mut crc = crc32fast::Hasher::new();
+    for &(key, ordinal) in keys {
+        let b = layout::encode_key_entry(key, ordinal);
+        crc.update(&b);
+        out.write_all(&b)?;
+    }
+    out.flush()?;
+    Ok((offsets_crc, crc.finalize()))
+}

@@ -1,0 +1,492 @@
+//! Tests of the sealed segments' index files: written at seal, used instead of a scan on
+//! reopen, rebuilt when missing or damaged; lookups and iteration across many segments.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+
+use super::tests::{block, contents, index_path, segment_path, v2, FAST};
+use super::*;
+
+/// Small segments: dozens of them for a few hundred blocks.
+const SMALL: LogConfig = FAST.with_segment_size(4096);
+
+type Contents = Vec<(BlockId, Location, Vec<u8>)>;
+
+/// A log of `n` blocks in `SMALL` segments; its contents.
+fn small_log(dir: &Path, n: u64) -> Contents {
+    let log = Log::open(dir, SMALL).unwrap();
+    for i in 0..n {
+        log.append_v2(&block(i)).unwrap();
+    }
+    contents(&log)
+}
+
+/// Sealed segments of a log whose last record is in `contents`.
+fn sealed_segments(all: &Contents) -> u32 {
+    all.last().unwrap().1.segment()
+}
+
+/// Checks every lookup of every record against `all`.
+fn assert_lookups(log: &Log, all: &Contents) {
+    assert_eq!(log.len(), all.len() as u64);
+    assert_same(&contents(log), all, "contents");
+    for (id, loc, bytes) in all {
+        let r = log.get(id).unwrap_or_else(|| panic!("{loc:?} not found"));
+        assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]));
+        assert!(log.contains(id));
+        assert_eq!(log.read(*loc).unwrap().bytes(), &bytes[..]);
+        assert!(log
+            .read(Location {
+                segment: loc.segment,
+                offset: loc.offset + 1
+            })
+            .is_none());
+    }
+    for i in 10_000..10_100 {
+        assert!(log.get(&v2(&block(i))).is_none());
+    }
+}
+
+fn flip(path: &Path, at: u64) {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    f.write_all_at(&[b[0] ^ 0x10], at).unwrap();
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn index_files_are_written_at_seal_and_used_on_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 600);
+    let sealed = sealed_segments(&all);
+    assert!(sealed >= 24, "dozens of segments: {sealed}");
+    for n in 0..sealed {
+        assert!(index_path(dir.path(), n).exists(), "index of segment {n}");
+    }
+    assert!(
+        !index_path(dir.path(), sealed).exists(),
+        "the active one has none"
+    );
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    let recovery = log.recovery();
+    assert_eq!(recovery.scanned_segments, 1, "only the active segment");
+    assert_eq!(recovery.rebuilt_indexes, vec![]);
+    assert_eq!(recovery.records, 600);
+    assert_eq!(recovery.segments, sealed + 1);
+    assert_lookups(&log, &all);
+    // Appends go on, and roll, after an open from index files.
+    let more: Vec<_> = (600..700)
+        .map(|i| log.append_v2(&block(i)).unwrap())
+        .collect();
+    assert!(more.iter().all(|a| a.inserted));
+    assert!(!log.append_v2(&block(3)).unwrap().inserted, "a sealed one");
+    let all = contents(&log);
+    drop(log);
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(log.recovery().scanned_segments, 1);
+    assert_lookups(&log, &all);
+}
+
+#[test]
+fn memory_index_holds_only_the_active_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    let mut in_active = 0;
+    for i in 0..400 {
+        let a = log.append_v2(&block(i)).unwrap();
+        in_active = if a.location.offset() == 32 {
+            1
+        } else {
+            in_active + 1
+        };
+        let active = log.end().segment();
+        assert_eq!(a.location.segment(), active);
+        let index = log.inner.index.read().unwrap();
+        assert_eq!(index.segment(), active);
+        assert_eq!(index.offsets().len(), in_active, "after block {i}");
+        assert!(in_active < log.max_records_per_segment() as usize);
+    }
+    assert!(log.end().segment() > 20);
+}
+
+/// Asserts `got == want` without printing whole logs.
+fn assert_same(got: &Contents, want: &[(BlockId, Location, Vec<u8>)], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (n, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(g == w, "{what}: record {n} differs: {:?} vs {:?}", g.1, w.1);
+    }
+}
+
+#[test]
+fn iter_from_ordinal_and_end_agree_with_append_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = small_log(dir.path(), 300);
+    for round in 0..2u64 {
+        let log = Log::open(dir.path(), SMALL).unwrap();
+        assert_eq!(log.recovery().scanned_segments, 1);
+        assert_same(&contents(&log), &all, "reopened");
+        let bound = log.max_records_per_segment();
+        assert_eq!(bound, (4096 - 32 - 17) / 41);
+        // Ordinals count up from 0 in each segment.
+        let mut expected = 0;
+        for (i, (_, loc, _)) in all.iter().enumerate() {
+            if i > 0 && all[i - 1].1.segment() != loc.segment() {
+                expected = 0;
+            }
+            assert_eq!(log.ordinal(*loc), Some(expected), "{loc:?}");
+            assert!(expected < bound);
+            let inside = Location {
+                segment: loc.segment,
+                offset: loc.offset + 3,
+            };
+            assert_eq!(log.ordinal(inside), None);
+            expected += 1;
+        }
+        let beyond = Location {
+            segment: log.end().segment() + 1,
+            offset: 32,
+        };
+        assert_eq!(log.ordinal(beyond), None);
+        // From the start, from each record, from inside a record, from the end.
+        let from = |l: Location| {
+            log.iter_from(l)
+                .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
+                .collect::<Contents>()
+        };
+        let start = Location {
+            segment: 0,
+            offset: 0,
+        };
+        assert_same(&from(start), &all, "from the start");
+        for (i, (_, loc, _)) in all.iter().enumerate() {
+            assert_same(&from(*loc), &all[i..], &format!("from record {i}"));
+            let inside = Location {
+                segment: loc.segment,
+                offset: loc.offset + 1,
+            };
+            assert_same(&from(inside), &all[i + 1..], &format!("inside record {i}"));
+        }
+        let end = log.end();
+        assert!(end > all.last().unwrap().1);
+        assert!(from(end).is_empty());
+        assert!(from(beyond).is_empty());
+        assert_eq!(log.iter_from(start).size_hint().1, Some(all.len()));
+        assert_eq!(
+            log.iter_from(all[100].1).size_hint().1,
+            Some(all.len() - 100)
+        );
+        // The next append lands at the end, or at the start of the next segment.
+        let a = log.append_v2(&block(9_000 + round)).unwrap();
+        assert!(
+            a.location == end
+                || (a.location.segment() == end.segment() + 1 && a.location.offset() == 32),
+            "{a:?} vs {end:?}"
+        );
+        assert_eq!(from(end).len(), 1);
+        assert!(log.end() > a.location);
+        // An iterator is a snapshot: later appends are not visited.
+        let mut it = log.iter_from(a.location);
+        log.append_v2(&block(9_100 + round)).unwrap();
+        assert_eq!(it.next().unwrap().location(), a.location);
+        assert!(it.next().is_none());
+        all = contents(&log);
+    }
+}
+
+#[test]
+fn a_missing_index_file_is_rebuilt_from_its_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    let path = index_path(dir.path(), 3);
+    let pristine = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(
+        log.recovery().rebuilt_indexes,
+        vec![(3, "missing".to_owned())]
+    );
+    assert_eq!(log.recovery().scanned_segments, 2);
+    assert_lookups(&log, &all);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        pristine,
+        "the same file again"
+    );
+    drop(log);
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(log.recovery().rebuilt_indexes, vec![]);
+    assert_eq!(log.recovery().scanned_segments, 1);
+}
+
+#[test]
+fn a_flipped_byte_in_an_index_file_is_detected_named_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    let path = index_path(dir.path(), 2);
+    let pristine = std::fs::read(&path).unwrap();
+    let count = (pristine.len() - idx_format::HEADER_LEN) / 16;
+    let keys = idx_format::HEADER_LEN + 4 * count;
+    let cases = [
+        (idx_format::COUNT_OFFSET, "header checksum mismatch"),
+        (0, "bad magic"),
+        (
+            idx_format::HEADER_LEN + 2,
+            "section A (offsets) checksum mismatch",
+        ),
+        (keys - 1, "section A (offsets) checksum mismatch"),
+        (keys, "section B (keys) checksum mismatch"),
+        (pristine.len() - 1, "section B (keys) checksum mismatch"),
+    ];
+    for (at, reason) in cases {
+        flip(&path, at as u64);
+        let log = Log::open(dir.path(), SMALL).unwrap();
+        assert_eq!(
+            log.recovery().rebuilt_indexes,
+            vec![(2, reason.to_owned())],
+            "flip at {at}"
+        );
+        assert_lookups(&log, &all);
+        assert_eq!(std::fs::read(&path).unwrap(), pristine, "flip at {at}");
+    }
+    // A valid index file of another segment (consistent, but not this segment's).
+    std::fs::copy(index_path(dir.path(), 5), &path).unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(
+        log.recovery().rebuilt_indexes,
+        vec![(2, "segment number does not match the file name".to_owned())]
+    );
+    assert_lookups(&log, &all);
+    drop(log);
+    // Cut short.
+    let f = OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(pristine.len() as u64 - 12).unwrap();
+    drop(f);
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(
+        log.recovery().rebuilt_indexes,
+        vec![(2, "file length does not match the record count".to_owned())]
+    );
+    assert_lookups(&log, &all);
+}
+
+#[test]
+fn an_index_file_whose_seal_does_not_match_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    // Swap in a consistent index file that describes another segment's layout: rewrite the
+    // number in its header so only the comparison with the segment can tell.
+    let other = std::fs::read(index_path(dir.path(), 6)).unwrap();
+    let header = idx_format::decode_header(&other, 6).unwrap();
+    let moved = idx_format::Header {
+        segment: 1,
+        ..header
+    };
+    let mut bytes = other.clone();
+    bytes[..idx_format::HEADER_LEN].copy_from_slice(&idx_format::encode_header(&moved));
+    std::fs::write(index_path(dir.path(), 1), &bytes).unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    let rebuilt = &log.recovery().rebuilt_indexes;
+    assert_eq!(rebuilt.len(), 1);
+    assert_eq!(rebuilt[0].0, 1);
+    assert_lookups(&log, &all);
+}
+
+#[test]
+fn a_flipped_frame_of_an_indexed_sealed_segment_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    // A body byte of one record and an id byte of another, both in sealed segment 4.
+    let in_four: Vec<_> = all.iter().filter(|r| r.1.segment() == 4).collect();
+    let (body_hit, id_hit) = (in_four[1], in_four[2]);
+    let seg = segment_path(dir.path(), 4);
+    flip(&seg, u64::from(body_hit.1.offset()) + 9 + 32 + 5);
+    flip(&seg, u64::from(id_hit.1.offset()) + 9 + 3);
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(log.recovery().scanned_segments, 1, "segment 4 not scanned");
+    for hit in [body_hit, id_hit] {
+        assert!(log.get(&hit.0).is_none(), "{:?}", hit.1);
+        assert!(!log.contains(&hit.0));
+        assert!(log.read(hit.1).is_none());
+        assert!(log.durable_mark(&hit.0).is_none());
+    }
+    assert!(log.stats().corrupt_reads >= 4);
+    let intact: Contents = all
+        .iter()
+        .filter(|r| r.1 != body_hit.1 && r.1 != id_hit.1)
+        .cloned()
+        .collect();
+    assert_same(
+        &contents(&log),
+        &intact,
+        "iteration skips the damaged records",
+    );
+    for (id, loc, bytes) in &intact {
+        assert_eq!(log.get(id).unwrap().bytes(), &bytes[..], "{loc:?}");
+    }
+    // The block arrives again: stored anew (the damaged copy does not count as stored).
+    let again = log.append_v2(&body_hit.2).unwrap();
+    assert!(again.inserted);
+    assert_eq!(log.get(&body_hit.0).unwrap().location(), again.location);
+}
+
+#[test]
+fn leftover_tmp_and_orphan_index_files_are_deleted_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 100);
+    let active = sealed_segments(&all);
+    let tmp = dir.path().join("00000002.idx.tmp");
+    std::fs::write(&tmp, b"half-written").unwrap();
+    // An index file beside the (unsealed) active segment, and one past the last segment.
+    std::fs::copy(index_path(dir.path(), 0), index_path(dir.path(), active)).unwrap();
+    std::fs::copy(index_path(dir.path(), 0), index_path(dir.path(), 99)).unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert!(!tmp.exists());
+    assert!(!index_path(dir.path(), active).exists());
+    assert!(!index_path(dir.path(), 99).exists());
+    assert_eq!(log.recovery().rebuilt_indexes, vec![]);
+    assert_lookups(&log, &all);
+    let names = file_names(dir.path());
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+#[test]
+fn a_log_of_the_previous_format_opens_and_gets_index_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    let sealed = sealed_segments(&all);
+    // The previous release wrote no index files.
+    let pristine: Vec<_> = (0..sealed)
+        .map(|n| std::fs::read(index_path(dir.path(), n)).unwrap())
+        .collect();
+    for n in 0..sealed {
+        std::fs::remove_file(index_path(dir.path(), n)).unwrap();
+    }
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    let expected: Vec<_> = (0..sealed).map(|n| (n, "missing".to_owned())).collect();
+    assert_eq!(log.recovery().rebuilt_indexes, expected);
+    assert_eq!(log.recovery().scanned_segments, sealed + 1);
+    assert_lookups(&log, &all);
+    for (n, bytes) in (0..sealed).zip(&pristine) {
+        assert_eq!(&std::fs::read(index_path(dir.path(), n)).unwrap(), bytes);
+    }
+    drop(log);
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(log.recovery().scanned_segments, 1);
+    assert_lookups(&log, &all);
+}
+
+#[test]
+fn a_crash_between_seal_and_index_file_rebuilds_the_index_and_starts_the_next_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 200);
+    let active = sealed_segments(&all);
+    let kept: Contents = all
+        .iter()
+        .filter(|r| r.1.segment() < active)
+        .cloned()
+        .collect();
+    // As if the process died after the seal's fsync, before the index file's rename.
+    std::fs::remove_file(segment_path(dir.path(), active)).unwrap();
+    std::fs::remove_file(index_path(dir.path(), active - 1)).unwrap();
+    std::fs::write(
+        dir.path().join(format!("{:08}.idx.tmp", active - 1)),
+        b"partial",
+    )
+    .unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(
+        log.recovery().rebuilt_indexes,
+        vec![(active - 1, "missing".to_owned())]
+    );
+    assert_eq!(
+        log.end(),
+        Location {
+            segment: active,
+            offset: 32
+        }
+    );
+    assert_lookups(&log, &kept);
+    // The crash came after the index file, before the next segment: nothing to rebuild.
+    drop(log);
+    std::fs::remove_file(segment_path(dir.path(), active)).unwrap();
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(log.recovery().rebuilt_indexes, vec![]);
+    assert_eq!(log.recovery().scanned_segments, 0);
+    assert_lookups(&log, &kept);
+}
+
+#[test]
+fn random_appends_and_reopens_keep_get_equal_to_a_model_map() {
+    use rand::{Rng, SeedableRng};
+    use std::collections::HashMap;
+    // A short fsync interval: dropping a log waits for the syncer's pending sleep.
+    let config = SMALL.with_durability(Durability::Deferred { interval_ms: 1 });
+    for seed in 0..12u64 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log::open(dir.path(), config).unwrap();
+        let mut model: HashMap<BlockId, (Location, Vec<u8>)> = HashMap::new();
+        for _ in 0..400 {
+            match rng.gen_range(0..100) {
+                0..=79 => {
+                    let n = rng.gen_range(0..500u64);
+                    let (id, a) = if n % 4 == 0 {
+                        let mut id = [0u8; 36];
+                        id[..32].copy_from_slice(v2(&block(n)).as_bytes());
+                        id[32..].copy_from_slice(&(n as u32).to_le_bytes());
+                        (BlockId::V3(id), log.append_v3(id, &block(n)).unwrap())
+                    } else {
+                        (v2(&block(n)), log.append_v2(&block(n)).unwrap())
+                    };
+                    let known = model.get(&id).map(|m| m.0);
+                    assert_eq!(a.inserted, known.is_none(), "seed {seed}");
+                    if let Some(at) = known {
+                        assert_eq!(a.location, at);
+                    }
+                    model.entry(id).or_insert((a.location, block(n)));
+                }
+                80..=91 => {
+                    drop(log);
+                    if rng.gen_bool(0.3) {
+                        // Lose a random index file now and then.
+                        let n = rng.gen_range(0..40);
+                        let _ = std::fs::remove_file(index_path(dir.path(), n));
+                    }
+                    log = Log::open(dir.path(), config).unwrap();
+                    assert_eq!(log.recovery().truncated_at, None);
+                }
+                _ => {
+                    let n = rng.gen_range(0..600u64);
+                    let id = v2(&block(n));
+                    assert_eq!(
+                        log.get(&id).map(|r| (r.location(), r.bytes().to_vec())),
+                        model.get(&id).cloned(),
+                        "seed {seed}, block {n}"
+                    );
+                }
+            }
+            assert_eq!(log.len(), model.len() as u64);
+        }
+        for (id, (loc, bytes)) in &model {
+            let r = log.get(id).unwrap();
+            assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]), "seed {seed}");
+        }
+        let mut locations: Vec<_> = model.values().map(|m| m.0).collect();
+        locations.sort();
+        let iterated: Vec<_> = log.iter().map(|r| r.location()).collect();
+        assert_eq!(iterated, locations, "seed {seed}");
+    }
+}
