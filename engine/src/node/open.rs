@@ -257,8 +257,7 @@ impl Engine {
         }
         let tail = Location::from_u64(checkpoint.tail);
         let mut loaded = 0u64;
-        // TODO(log-index): Log::iter_from
-        for rec in self.log.iter().filter(|r| r.location() >= tail) {
+        for rec in self.log.iter_from(tail) {
             Self::load_record(&mut st, &rec)?;
             loaded += 1;
         }

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Memory per stored block and restart time, old binary beside new, in one run.
+
+For each binary and each target size it starts a node on a fresh data dir (`--no-p2p`, a
+milestone every second), fills it with `ledger-load --scenario submit-binary` until the log
+holds the target number of blocks, waits until they are referenced and older than
+below-max-depth, and samples the node's anonymous resident memory (RssAnon) before and after:
+the growth per stored block. It then stops the node (SIGTERM), starts it again on the same data
+dir and measures the time from spawn to the first `200` of `GET /info` and to the first `201`
+of a submit. Python 3.8+, standard library only.
+
+  scripts/restart-bench.py --old /path/old/ledger-node --new target/release/ledger-node \
+      --load target/release/ledger-load --blocks 1000000 5000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+TAGGED = json.dumps({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x01", "data": "0x"}}).encode()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(method: str, url: str, body: bytes | None = None, timeout: float = 5):
+    req = urllib.request.Request(url, data=body, method=method)
+    if body is not None:
+        req.add_header("content-type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except OSError:
+        return 0, b""
+
+
+def rss_anon_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    return 0
+
+
+def start(binary: str, data: str, port: int) -> subprocess.Popen:
+    args = [binary, "--data-dir", data, "--api-bind", f"127.0.0.1:{port}", "--no-p2p",
+            "--no-metrics", "--coordinator-interval", "1"]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "..", "node.log"), "ab"))
+
+
+def wait_until(pred, timeout: float, step: float = 0.005) -> float:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return time.monotonic() - t0
+        time.sleep(step)
+    raise TimeoutError
+
+
+def info(base: str) -> dict:
+    status, body = http("GET", f"{base}/api/core/v2/info")
+    return json.loads(body) if status == 200 else {}
+
+
+def stored_blocks(base: str) -> int:
+    status, body = http("GET", f"{base}/metrics")
+    return 0
+
+
+def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
+    data = os.path.join(work, "data")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    node = start(binary, data, port)
+    wait_until(lambda: http("GET", f"{base}/api/core/v2/info")[0] == 200, 60)
+    time.sleep(3)
+    rss0 = rss_anon_kib(node.pid)
+    t0 = time.monotonic()
+    subprocess.run([load, "--url", base, "--scenario", "submit-binary", "--connections", "64",
+                    "--requests", str(blocks), "--duration", "600"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fill_s = time.monotonic() - t0
+    # Every block referenced and more than below-max-depth (15) milestones old.
+    time.sleep(25)
+    rss1 = rss_anon_kib(node.pid)
+    node.send_signal(signal.SIGTERM)
+    node.wait(120)
+    node = start(binary, data, port)
+    t_spawn = time.monotonic()
+    wait_until(lambda: http("GET", f"{base}/api/core/v2/info")[0] == 200, 600)
+    to_info = time.monotonic() - t_spawn
+    wait_until(lambda: http("POST", f"{base}/api/core/v2/blocks", TAGGED)[0] == 201, 600)
+    to_submit = time.monotonic() - t_spawn
+    time.sleep(3)
+    rss_restarted = rss_anon_kib(node.pid)
+    node.send_signal(signal.SIGTERM)
+    node.wait(120)
+    return {
+        "blocks": blocks, "fill_s": round(fill_s, 1),
+        "rss_before_mib": round(rss0 / 1024, 1), "rss_after_mib": round(rss1 / 1024, 1),
+        "growth_b_per_block": round((rss1 - rss0) * 1024 / blocks, 1),
+        "restart_to_info_s": round(to_info, 3), "restart_to_submit_s": round(to_submit, 3),
+        "rss_after_restart_mib": round(rss_restarted / 1024, 1),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--old", required=True)
+    p.add_argument("--new", required=True)
+    p.add_argument("--load", required=True)
+    p.add_argument("--blocks", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    a = p.parse_args()
+    for blocks in a.blocks:
+        for name, binary in (("old", a.old), ("new", a.new)):
+            work = tempfile.mkdtemp(prefix="restart-bench-")
+            try:
+                row = run_one(binary, a.load, blocks, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            print(json.dumps({"binary": name, **row}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
