@@ -23,6 +23,7 @@ mod logs;
 mod long_run;
 mod metrics;
 mod peering;
+mod restart_answers;
 mod store_integrity;
 mod tools_codec;
 mod v2_durability;

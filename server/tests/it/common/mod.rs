@@ -254,7 +254,13 @@ impl TestNode {
     /// `POST /api/core/v2/control/milestone` with the node's own token; asserts 200 and
     /// returns `{"index","milestoneId","blockId"}`.
     pub fn issue_milestone(&self) -> serde_json::Value {
-        let token = format!("Bearer {}", self.jwt());
+        self.issue_milestone_with(&self.jwt())
+    }
+
+    /// [`TestNode::issue_milestone`] with a token made before (by [`TestNode::jwt`]), for
+    /// tests that issue many milestones.
+    pub fn issue_milestone_with(&self, token: &str) -> serde_json::Value {
+        let token = format!("Bearer {token}");
         let reply = self.post(
             "/api/core/v2/control/milestone",
             &[("authorization", &token)],
@@ -317,6 +323,21 @@ impl TestNode {
     /// `GET path`.
     pub fn get(&self, path: &str) -> Reply {
         self.get_with(path, &[])
+    }
+
+    /// `GET path` like [`TestNode::get`], `None` when the connection fails (a node being
+    /// killed).
+    pub fn try_get(&self, path: &str) -> Option<Reply> {
+        self.try_get_with(path, &[])
+    }
+
+    /// [`TestNode::try_get`] with extra headers.
+    pub fn try_get_with(&self, path: &str, headers: &[(&str, &str)]) -> Option<Reply> {
+        let mut request = self.agent.get(&self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        try_reply(request.call()).ok()
     }
 
     /// A `POST path` request with extra headers.

@@ -2,10 +2,15 @@
 //! reading the shared vectors, common constants.
 
 use ledger_codec::{
-    stardust::{inputs_commitment, network_id, Block, Essence, Output, Payload, Transaction},
+    ed25519::SigningKey,
+    stardust::{
+        inputs_commitment, network_id, Address, Block, Essence, Output, Payload, Transaction,
+    },
     Codec,
 };
-use ledger_test_support::keys::dev_genesis_key;
+use ledger_test_support::keys::{
+    dev_genesis_key, signing_key_from_mnemonic, DEV_MNEMONIC, IOTA_COIN_TYPE,
+};
 use serde_json::{json, Value};
 
 pub const BLOCKS: &str = "/api/core/v2/blocks";
@@ -88,26 +93,54 @@ pub fn dev_key_spend(
     outputs: Vec<Value>,
     network: &str,
 ) -> Transaction<'static> {
-    let commitment = inputs_commitment([spent]).unwrap();
+    key_spend(&dev_genesis_key(), &[(input, spent)], outputs, network)
+}
+
+/// The key of address `index` of the dev mnemonic (`m/44'/4219'/0'/0'/index'`); address 0
+/// owns the dev genesis.
+pub fn dev_address_key(index: u32) -> SigningKey {
+    signing_key_from_mnemonic(DEV_MNEMONIC, IOTA_COIN_TYPE, 0, index).expect("dev mnemonic key")
+}
+
+/// The bech32 (`rms`) form of Ed25519 address `pub_key_hash`.
+pub fn ed25519_bech32(pub_key_hash: &[u8; 32]) -> String {
+    let mut address = [0u8; 33];
+    address[1..].copy_from_slice(pub_key_hash);
+    Address::decode(&address).unwrap().to_bech32("rms").unwrap()
+}
+
+/// A transaction spending `inputs` (each an output id as transaction id and index, with the
+/// output it names), all owned by `key`'s Ed25519 address, into `outputs` (amounts must add
+/// up): one signature unlock, then reference unlocks to it.
+pub fn key_spend(
+    key: &SigningKey,
+    inputs: &[(([u8; 32], u16), &Output<'static>)],
+    outputs: Vec<Value>,
+    network: &str,
+) -> Transaction<'static> {
+    let commitment = inputs_commitment(inputs.iter().map(|(_, spent)| *spent)).unwrap();
+    let input_json: Vec<Value> = inputs
+        .iter()
+        .map(|((tx, index), _)| {
+            json!({"type": 0, "transactionId": hex0x(tx), "transactionOutputIndex": index})
+        })
+        .collect();
     let essence: Essence<'static> = serde_json::from_value(json!({
         "type": 1,
         "networkId": network_id(network).to_string(),
-        "inputs": [{"type": 0, "transactionId": hex0x(&input.0), "transactionOutputIndex": input.1}],
+        "inputs": input_json,
         "inputsCommitment": hex0x(&commitment),
         "outputs": outputs,
     }))
     .expect("essence JSON");
-    let key = dev_genesis_key();
     let signature = key.sign(&essence.signing_hash().unwrap());
-    let tx = json!({
-        "type": 6,
-        "essence": essence,
-        "unlocks": [{"type": 0, "signature": {
-            "type": 0,
-            "publicKey": hex0x(&key.public_key()),
-            "signature": hex0x(&signature),
-        }}],
-    });
+    let mut unlocks = vec![json!({"type": 0, "signature": {
+        "type": 0,
+        "publicKey": hex0x(&key.public_key()),
+        "signature": hex0x(&signature),
+    }})];
+    unlocks.extend((1..inputs.len()).map(|_| json!({"type": 1, "reference": 0})));
+    let tx = json!({"type": 6, "essence": essence, "unlocks": unlocks});
     match serde_json::from_value::<Payload<'static>>(tx).expect("transaction JSON") {
         Payload::Transaction(t) => t,
         other => panic!("not a transaction: {other:?}"),
