@@ -59,7 +59,7 @@ def rss_anon_kib(pid: int) -> int:
 def start(binary: str, data: str, port: int) -> subprocess.Popen:
     args = [binary, "--data-dir", data, "--api-bind", f"127.0.0.1:{port}", "--no-p2p",
             "--no-metrics", "--coordinator-interval", "1"]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "..", "node.log"), "ab"))
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(os.path.join(os.path.dirname(data), "node.log"), "ab"))
 
 
 def wait_until(pred, timeout: float, step: float = 0.005) -> float:
@@ -74,11 +74,6 @@ def wait_until(pred, timeout: float, step: float = 0.005) -> float:
 def info(base: str) -> dict:
     status, body = http("GET", f"{base}/api/core/v2/info")
     return json.loads(body) if status == 200 else {}
-
-
-def stored_blocks(base: str) -> int:
-    status, body = http("GET", f"{base}/metrics")
-    return 0
 
 
 def run_one(binary: str, load: str, blocks: int, work: str) -> dict:

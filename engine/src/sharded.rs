@@ -81,6 +81,16 @@ impl<V> ShardedMap<V> {
         self.len == 0
     }
 
+    /// Gives memory back after many removals: a shard holding less than a quarter of its
+    /// capacity is shrunk to twice its entries (small shards are left alone).
+    pub fn shrink_sparse(&mut self) {
+        for shard in self.shards.iter_mut() {
+            if shard.capacity() > 1024 && shard.len() * 4 < shard.capacity() {
+                shard.shrink_to(shard.len() * 2);
+            }
+        }
+    }
+
     /// Every entry, shard by shard.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8; 32], &V)> {
         self.shards.iter().flat_map(|s| s.iter())

@@ -49,7 +49,7 @@ pub trait Archive: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Default)]
 pub struct MemoryArchive {
     records: HashMap<BlockId, u64>,
-    metas: HashMap<u64, Archived>,
+    metas: HashMap<BlockId, Archived>,
 }
 
 impl Archive for MemoryArchive {
@@ -61,12 +61,12 @@ impl Archive for MemoryArchive {
         if self.records.get(id) != Some(&record) {
             return Ok(None);
         }
-        Ok(self.metas.get(&record).copied())
+        Ok(self.metas.get(id).copied())
     }
 
     fn write(&mut self, id: &BlockId, record: u64, meta: &Archived) -> Result<(), ArchiveError> {
         self.records.insert(*id, record);
-        self.metas.insert(record, *meta);
+        self.metas.insert(*id, *meta);
         Ok(())
     }
 

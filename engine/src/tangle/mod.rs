@@ -65,6 +65,13 @@ pub struct BlockMeta {
     pub record: u64,
 }
 
+/// How many milestones the row of a referenced block stays in memory after the one that
+/// referenced it. Nothing walks a referenced block (cone walks, solidification and cone root
+/// indexes stop there; a referenced parent contributes its milestone index, which the archive
+/// answers as well), so the rows only spare the archive the lookups of blocks that name the
+/// latest referenced blocks as parents, which most new blocks do.
+pub const REFERENCED_WINDOW: u32 = 1;
+
 /// Tip-selection parameters (Hornet's URTS defaults).
 #[derive(Debug, Clone, Copy)]
 pub struct TipScoring {
@@ -197,7 +204,7 @@ pub struct Tangle {
     blocks: ShardedMap<BlockMeta>,
     // Referenced blocks whose rows are still in memory, by the milestone that referenced them
     // (oldest first): a row leaves memory, its metadata kept by `archive`, once its
-    // milestone is more than `below_max_depth` behind the CMI.
+    // milestone is more than `REFERENCED_WINDOW` behind the CMI.
     window: VecDeque<(u32, Vec<BlockId>)>,
     archive: Box<dyn Archive>,
     entry_points: HashMap<BlockId, u32>,
@@ -674,7 +681,7 @@ impl Tangle {
         }
         self.cmi = self.cmi.max(index);
         self.window.push_back((index, archived));
-        self.evict_below(index.saturating_sub(self.scoring.below_max_depth));
+        self.evict_below(index.saturating_sub(REFERENCED_WINDOW));
         if !self.bulk {
             self.refresh_cone_roots(children);
         }
@@ -690,6 +697,7 @@ impl Tangle {
                 }
             }
         }
+        self.blocks.shrink_sparse();
     }
 
     /// Starts bulk loading (replay of a stored tangle): confirmations no

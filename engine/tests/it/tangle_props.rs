@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use ledger_engine::internals::tangle::{
-    AttachError, BlockId, Inclusion, Tangle, TipScore, TipScoring,
+    AttachError, BlockId, Inclusion, Tangle, TipScore, TipScoring, REFERENCED_WINDOW,
 };
 use proptest::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -160,10 +160,10 @@ fn run(seed: u64, milestones: u32, rounds: &[Vec<Client>]) -> Result<(), TestCas
         prop_assert_eq!(t.cmi(), index);
         for id in &all {
             let Some(m) = t.get(id) else {
-                // Referenced more than below-max-depth milestones ago: the row left memory,
+                // Referenced before the window of rows kept in memory: the row left memory,
                 // its metadata is archived.
                 let (archived, _) = t.archived(id).expect("stored or archived");
-                prop_assert!(archived.referenced_by + t.below_max_depth() < index);
+                prop_assert!(archived.referenced_by + REFERENCED_WINDOW < index);
                 continue;
             };
             if m.view.referenced_by.is_some() {
