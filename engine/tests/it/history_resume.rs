@@ -19,14 +19,19 @@ fn open(dir: &Path) -> Arc<Engine> {
     Engine::open(dev_net::config(dir, 1)).unwrap()
 }
 
+/// The top addresses at one ledger index.
+type RichAt = (u32, Vec<([u8; 33], u64)>);
+/// An output's amount, booking index, spending index and bytes.
+type OutputAnswer = (u64, u32, Option<u32>, Vec<u8>);
+
 /// Everything the engine answers about its history.
 #[derive(Debug, PartialEq)]
 struct Answers {
     ledger_index: u32,
     blocks: Vec<Option<BlockStatus>>,
     milestones: Vec<(Option<MilestoneInfo>, Option<UtxoChanges>)>,
-    richest: Vec<(u32, Vec<([u8; 33], u64)>)>,
-    outputs: Vec<Option<(u64, u32, Option<u32>, Vec<u8>)>>,
+    richest: Vec<RichAt>,
+    outputs: Vec<Option<OutputAnswer>>,
     included: Vec<Option<[u8; 32]>>,
 }
 
@@ -248,8 +253,5 @@ fn a_damaged_metadata_slot_is_never_served() {
         None,
         "damaged metadata is not used"
     );
-    assert_eq!(
-        engine.block_status(&h.blocks[h.blocks.len() - 1]).is_some(),
-        true
-    );
+    assert!(engine.block_status(&h.blocks[h.blocks.len() - 1]).is_some());
 }
