@@ -7,7 +7,11 @@ holds the target number of blocks, waits until they are referenced and older tha
 below-max-depth, and samples the node's anonymous resident memory (RssAnon) before and after:
 the growth per stored block. It then stops the node (SIGTERM), starts it again on the same data
 dir and measures the time from spawn to the first `200` of `GET /info` and to the first `201`
-of a submit. Python 3.8+, standard library only.
+of a submit. Before the fill it submits 2 000 marker blocks (the oldest part of the history);
+after it, it reads each of them (`GET /blocks/{id}` and `/blocks/{id}/metadata`, two passes, the
+second one timed: warm page cache) and the genesis output, and reports p50/p99 latencies. It
+also reports the p50/p99 of the node's own "milestone confirmed" times (`took_ms`) during the
+fill. Python 3.8+, standard library only.
 
   scripts/restart-bench.py --old /path/old/ledger-node --new target/release/ledger-node \
       --load target/release/ledger-load --blocks 1000000 5000000
@@ -16,7 +20,9 @@ of a submit. Python 3.8+, standard library only.
 from __future__ import annotations
 
 import argparse
+import http.client as httpclient
 import json
+import re
 import os
 import shutil
 import signal
@@ -76,6 +82,28 @@ def info(base: str) -> dict:
     return json.loads(body) if status == 200 else {}
 
 
+def percentiles(xs: list) -> tuple:
+    xs = sorted(xs)
+    if not xs:
+        return (None, None)
+    return (round(xs[len(xs) // 2], 3), round(xs[min(len(xs) - 1, int(len(xs) * 0.99))], 3))
+
+
+def timed_gets(port: int, paths: list) -> list:
+    """Milliseconds per GET over one keep-alive connection."""
+    conn = httpclient.HTTPConnection("127.0.0.1", port, timeout=10)
+    out = []
+    for p in paths:
+        t0 = time.perf_counter()
+        conn.request("GET", p)
+        r = conn.getresponse()
+        r.read()
+        out.append((time.perf_counter() - t0) * 1000)
+        assert r.status == 200, (p, r.status)
+    conn.close()
+    return out
+
+
 def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
     data = os.path.join(work, "data")
     port = free_port()
@@ -83,6 +111,12 @@ def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
     node = start(binary, data, port)
     wait_until(lambda: http("GET", f"{base}/api/core/v2/info")[0] == 200, 60)
     time.sleep(3)
+    markers = []
+    for i in range(2000):
+        body = json.dumps({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x0b", "data": hex(i)[2:].rjust(8, "0").join(["0x", ""])}}).encode()
+        status, answer = http("POST", f"{base}/api/core/v2/blocks", body)
+        assert status == 201, (status, answer)
+        markers.append(json.loads(answer)["blockId"])
     rss0 = rss_anon_kib(node.pid)
     t0 = time.monotonic()
     subprocess.run([load, "--url", base, "--scenario", "submit-binary", "--connections", "64",
@@ -92,6 +126,16 @@ def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
     # Every block referenced and more than below-max-depth (15) milestones old.
     time.sleep(25)
     rss1 = rss_anon_kib(node.pid)
+    block_paths = [f"/api/core/v2/blocks/{b}" for b in markers]
+    meta_paths = [f"/api/core/v2/blocks/{b}/metadata" for b in markers]
+    output_paths = ["/api/core/v2/outputs/0x" + "00" * 34] * 2000
+    timed_gets(port, block_paths + meta_paths + output_paths)
+    get_block = percentiles(timed_gets(port, block_paths))
+    get_meta = percentiles(timed_gets(port, meta_paths))
+    get_output = percentiles(timed_gets(port, output_paths))
+    with open(os.path.join(work, "node.log"), errors="replace") as f:
+        took = [float(m.group(1)) for m in re.finditer(r"took_ms\W+([0-9.]+)", f.read())]
+    confirm = percentiles(took)
     node.send_signal(signal.SIGTERM)
     node.wait(120)
     node = start(binary, data, port)
@@ -110,6 +154,9 @@ def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
         "growth_b_per_block": round((rss1 - rss0) * 1024 / blocks, 1),
         "restart_to_info_s": round(to_info, 3), "restart_to_submit_s": round(to_submit, 3),
         "rss_after_restart_mib": round(rss_restarted / 1024, 1),
+        "get_old_block_ms_p50_p99": get_block, "get_old_block_metadata_ms_p50_p99": get_meta,
+        "get_output_ms_p50_p99": get_output,
+        "milestones": len(took), "confirm_ms_p50_p99": confirm,
     }
 
 

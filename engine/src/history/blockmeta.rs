@@ -305,21 +305,6 @@ impl BlockMetaFiles {
         })
     }
 
-    /// Makes every slot written so far durable (`msync` of the files written since the last
-    /// flush).
-    ///
-    /// # Errors
-    /// A failed flush, naming the file.
-    pub fn flush(&mut self) -> Result<(), HistoryError> {
-        for f in self.files.values_mut().filter(|f| f.dirty) {
-            f.map
-                .flush()
-                .map_err(|e| HistoryError::io("flushing", &f.path, e))?;
-            f.dirty = false;
-        }
-        Ok(())
-    }
-
     /// The directory of the files.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -418,8 +403,18 @@ impl Archive for BlockMetaFiles {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), ArchiveError> {
-        BlockMetaFiles::flush(self).map_err(|e| ArchiveError(e.to_string()))
+    fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError> {
+        let mut out = Vec::new();
+        for f in self.files.values_mut().filter(|f| f.dirty) {
+            // `fsync` of the file writes back the pages dirtied through the shared map.
+            let handle = f
+                .file
+                .try_clone()
+                .map_err(|e| ArchiveError(format!("{}: {e}", f.path.display())))?;
+            out.push((f.path.clone(), handle));
+            f.dirty = false;
+        }
+        Ok(out)
     }
 }
 

@@ -304,11 +304,16 @@ impl Journal {
         Ok(())
     }
 
-    /// Makes every appended entry durable.
-    pub(crate) fn sync(&self) -> Result<(), HistoryError> {
-        self.file
-            .sync_data()
-            .map_err(|e| HistoryError::io("syncing", &self.path, e))
+    /// A handle that makes every entry appended so far durable when synced.
+    pub(crate) fn file_to_sync(&self) -> Result<super::SyncHandle, HistoryError> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| HistoryError::io("opening", &self.path, e))?;
+        Ok(super::SyncHandle {
+            path: self.path.clone(),
+            file,
+        })
     }
 
     /// The index of the last entry (the one before the first entry's index when empty).

@@ -72,6 +72,22 @@ pub(crate) fn crash_point(name: &str) {
     }
 }
 
+/// A file to make durable, with its own handle (so the caller holds no lock meanwhile).
+#[derive(Debug)]
+pub(crate) struct SyncHandle {
+    pub(crate) path: PathBuf,
+    pub(crate) file: File,
+}
+
+impl SyncHandle {
+    /// `fdatasync`s the file.
+    pub(crate) fn sync(&self) -> Result<(), HistoryError> {
+        self.file
+            .sync_data()
+            .map_err(|e| HistoryError::io("syncing", &self.path, e))
+    }
+}
+
 /// Fsyncs a directory so that files created or renamed in it are durable.
 pub(crate) fn fsync_dir(dir: &Path) -> Result<(), HistoryError> {
     File::open(dir)

@@ -37,6 +37,7 @@ use crate::timing::TimingObserver;
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId, OutputRow};
 use crate::watermark::Watermark;
 
+mod checkpoint;
 mod confirm;
 mod coordinator;
 mod gossip;
@@ -47,6 +48,7 @@ mod signatures;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};
+use checkpoint::Checkpointer;
 pub use gossip::{BroadcastHook, GossipStored, SyncState};
 use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
@@ -215,6 +217,8 @@ pub struct Engine {
     // Appends not yet in the tangle (see `crate::history::InFlight`).
     inflight: InFlight,
     opened: OnceLock<Opened>,
+    // Writes checkpoints off the confirmation path.
+    checkpointer: checkpoint::Checkpointer,
     genesis: Genesis,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,

@@ -126,6 +126,7 @@ impl Engine {
             checkpoint_interval: config.checkpoint_interval.max(1),
             inflight: InFlight::default(),
             opened: OnceLock::new(),
+            checkpointer: Checkpointer::default(),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,
@@ -312,40 +313,6 @@ impl Engine {
         Ok(())
     }
 
-    /// Writes a checkpoint at the current ledger index: block metadata and journal made
-    /// durable first, then the checkpoint file replaced atomically. Skipped (and logged once
-    /// per failure) when the journal could not be written.
-    pub(super) fn checkpoint(&self) -> Result<(), EngineError> {
-        let tail = self.inflight.safe_tail();
-        let checkpoint = {
-            let mut st = self.write();
-            if !st.journal_ok {
-                return Ok(());
-            }
-            st.tangle
-                .flush_archive()
-                .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
-            st.journal.sync()?;
-            let ledger_index = st.ledger.ledger_index();
-            if st.journal.last_index() != ledger_index {
-                return Err(EngineError::Inconsistent(format!(
-                    "the milestone journal ends at {}, the ledger at {ledger_index}",
-                    st.journal.last_index()
-                )));
-            }
-            Checkpoint {
-                genesis_index: self.genesis.milestone_index,
-                ledger_index,
-                referenced: st.referenced,
-                tail,
-                unreferenced: st.tangle.unreferenced_records(),
-            }
-        };
-        crate::history::crash_point("checkpoint-before-write");
-        checkpoint.write(&self.history_dir.join(CHECKPOINT))?;
-        Ok(())
-    }
-
     /// Adds a stored block to the tangle; `tx_id` is
     /// [`ledger_codec::stardust::transaction_id_of_block`], hashed before the state lock is taken.
     pub(super) fn insert_block(
@@ -373,7 +340,7 @@ impl Engine {
 }
 
 /// The checkpoint's file name in the history directory.
-const CHECKPOINT: &str = "checkpoint";
+pub(super) const CHECKPOINT: &str = "checkpoint";
 /// The milestone journal's file name in the history directory.
 const JOURNAL: &str = "milestones.journal";
 /// The block metadata files' directory in the history directory.

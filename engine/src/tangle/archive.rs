@@ -1,5 +1,8 @@
 //! Where the metadata of referenced blocks goes once their rows leave the tangle's memory.
 
+use std::fs::File;
+use std::path::PathBuf;
+
 use hashbrown::HashMap;
 
 use super::{BlockId, Inclusion};
@@ -38,11 +41,12 @@ pub trait Archive: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// It could not be written; the row then stays in memory.
     fn write(&mut self, id: &BlockId, record: u64, meta: &Archived) -> Result<(), ArchiveError>;
-    /// Makes everything written so far durable.
+    /// The files written since the last call, each with a handle of its own, so that the
+    /// caller can make them durable (`fsync`) without holding the archive.
     ///
     /// # Errors
-    /// It could not be made durable.
-    fn flush(&mut self) -> Result<(), ArchiveError>;
+    /// A handle could not be opened.
+    fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError>;
 }
 
 /// An [`Archive`] in memory (tests and benchmarks).
@@ -70,7 +74,7 @@ impl Archive for MemoryArchive {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), ArchiveError> {
-        Ok(())
+    fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError> {
+        Ok(Vec::new())
     }
 }

@@ -269,12 +269,12 @@ impl Tangle {
         }
     }
 
-    /// Makes the archived metadata durable (before a checkpoint names the CMI).
-    ///
-    /// # Errors
-    /// The archive could not be flushed.
-    pub fn flush_archive(&mut self) -> Result<(), ArchiveError> {
-        self.archive.flush()
+    /// The archive's files written since the last call (see [`Archive::take_unsynced`]);
+    /// an error is logged and gives none, and the checkpoint that asked fails its own sync.
+    pub fn archive_files_to_sync(
+        &mut self,
+    ) -> Result<Vec<(std::path::PathBuf, std::fs::File)>, ArchiveError> {
+        self.archive.take_unsynced()
     }
 
     /// Moves the CMI to `cmi` without confirming anything: the state up to it was loaded

@@ -1,0 +1,70 @@
+//! Checkpoints (`crate::history::Checkpoint`): written after confirmations (once the
+//! milestone is confirmed and logged; the state lock is held only to list what the checkpoint
+//! names, the fsyncs run without it), at the end of an open and at shutdown.
+
+use parking_lot::Mutex;
+
+use super::open::CHECKPOINT;
+use super::*;
+use crate::history::SyncHandle;
+
+/// Serializes checkpoint writers (confirmations, an open, a shutdown): one
+/// `checkpoint.tmp` at a time.
+#[derive(Debug, Default)]
+pub(super) struct Checkpointer {
+    writing: Mutex<()>,
+}
+
+impl Engine {
+    /// Writes a checkpoint at the current ledger index: the position of the log tail first
+    /// (see `crate::history::InFlight`), then under the state lock only what the checkpoint
+    /// lists; then block metadata and journal made durable, and the checkpoint file replaced
+    /// atomically. Skipped when the journal could not be written.
+    pub(super) fn checkpoint(&self) -> Result<(), EngineError> {
+        let _writing = self.checkpointer.writing.lock();
+        let tail = self.inflight.safe_tail();
+        let (checkpoint, durable) = {
+            let mut st = self.write();
+            if !st.journal_ok {
+                return Ok(());
+            }
+            let ledger_index = st.ledger.ledger_index();
+            if st.journal.last_index() != ledger_index {
+                return Err(EngineError::Inconsistent(format!(
+                    "the milestone journal ends at {}, the ledger at {ledger_index}",
+                    st.journal.last_index()
+                )));
+            }
+            let checkpoint = Checkpoint {
+                genesis_index: self.genesis.milestone_index,
+                ledger_index,
+                referenced: st.referenced,
+                tail,
+                unreferenced: st.tangle.unreferenced_records(),
+            };
+            let metas = st
+                .tangle
+                .archive_files_to_sync()
+                .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
+            let mut durable: Vec<SyncHandle> = metas
+                .into_iter()
+                .map(|(path, file)| SyncHandle { path, file })
+                .collect();
+            durable.push(st.journal.file_to_sync()?);
+            (checkpoint, durable)
+        };
+        // Outside the lock: everything written up to the checkpoint's index (and maybe more,
+        // which a resume ignores) reaches the disk before the checkpoint names it. After a
+        // failed sync the kernel may have dropped the pages, so no checkpoint is written any
+        // more until a restart (which resumes from the previous one, or replays).
+        for f in &durable {
+            if let Err(e) = f.sync() {
+                self.write().journal_ok = false;
+                return Err(e.into());
+            }
+        }
+        crate::history::crash_point("checkpoint-before-write");
+        checkpoint.write(&self.history_dir.join(CHECKPOINT))?;
+        Ok(())
+    }
+}
