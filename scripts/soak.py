@@ -1,24 +1,39 @@
 #!/usr/bin/env python3
-"""Soak run: one ledger-node under mixed load for minutes, sampled every 10 s.
+"""Soak run: one ledger-node under load for minutes, sampled every 10 s.
 
 Starts the given binary on a fresh data dir (loopback only), runs `ledger-load` (built beside
-it: `cargo build --release -p ledger-server -p ledger-load`) load generators next to it (node-filled JSON submits, binary submits on /tips, output reads,
-rich-list reads) and a probe client that posts a node-filled block and reads /info four times a
-second. Every window (default 10 s) it prints one row:
+it: `cargo build --release -p ledger-server -p ledger-load`) next to it, and a probe client that
+posts a node-filled block and reads /info four times a second. The load (`--load`):
+
+  mixed    as fast as the node answers: node-filled JSON submits (4 connections), binary
+           submits on /tips (4), output reads (2), rich-list reads (1)  [default]
+  steady   binary submits on /tips at a fixed rate: `ledger-load --scenario submit-binary
+           --rate N` (`--rate`, default 2000 a second in total, over `--connections`, default
+           16); missed start times are dropped, never made up in a burst
+  none     only the probe: an idle node
+
+`ledger-load` runs at most 600 s; it is started again as soon as a run ends, for the whole
+soak. Every window (default 10 s) it prints one row:
 
   t        seconds since start
   cmi      confirmed milestone index at the end of the window
   ms       milestones confirmed in the window; gap = longest time without a new one (s)
-  rss      resident memory of the node (MiB); fds = its open file descriptors
+  rss      resident memory of the node (VmRSS, MiB); anon = its anonymous part (RssAnon, MiB,
+           the heap: what grows with what the node keeps in memory); fds = open file descriptors
   blk/s    new blocks per second (from /info metrics); ref/s referenced per second
   tips     tip pool (healthy/semi-lazy/lazy) after the latest milestone (the node's log line)
   p50/p99  probe latency (ms) of POST /blocks (node-filled) and GET /info together
   err      probe answers that were not 2xx, or failed
 
 At the end it prints a summary: worst milestone gap against the interval, RSS after warm-up
-and at the end, and RSS growth per stored block. Python 3.8+, standard library only.
+and at the end, RSS growth per stored block; RssAnon at minute 5 (`--ref-minute`) and at the
+end and their ratio (the steady-load acceptance: at minute 30 within 15 % of minute 5), and
+the blocks stored (new blocks a second from /info, summed over the windows); with
+`--load steady` also what each `ledger-load` run achieved (requests started a second, answers
+by status). Python 3.8+, standard library only.
 
   scripts/soak.py --bin target/release/ledger-node --minutes 10
+  scripts/soak.py --bin target/release/ledger-node --minutes 30 --load steady --rate 2000
   scripts/soak.py --bin target/release/ledger-node --minutes 10 --load none   # idle node
 """
 
@@ -26,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -91,12 +107,19 @@ class Node:
             raise SystemExit("soak: the node did not start; see node.log")
         threading.Thread(target=self.proc.stdout.read, daemon=True).start()
 
-    def rss_mib(self) -> float:
+    def status_mib(self, field: str) -> float:
+        """A memory line of /proc/PID/status (`VmRSS`, `RssAnon`, ...) in MiB."""
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
         return 0.0
+
+    def rss_mib(self) -> float:
+        return self.status_mib("VmRSS")
+
+    def rss_anon_mib(self) -> float:
+        return self.status_mib("RssAnon")
 
     def fds(self) -> int:
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
@@ -219,6 +242,29 @@ def start_load(load_binary: str, base: str, seconds: int) -> List[subprocess.Pop
     return procs
 
 
+def start_steady(load_binary: str, base: str, seconds: int, rate: int, conns: int) -> subprocess.Popen:
+    """One `ledger-load` run of binary submits at `rate` a second; its JSON report on stdout."""
+    return subprocess.Popen(
+        [load_binary, "--url", base, "--scenario", "submit-binary", "--rate", str(rate),
+         "--connections", str(conns), "--threads", "1",
+         "--duration", str(min(seconds, BENCH_API_MAX_SECS)), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def steady_report(proc: subprocess.Popen, wait: float) -> dict:
+    """The JSON report of a finished steady run (waiting up to `wait` s), or why there is none."""
+    try:
+        out, err = proc.communicate(timeout=wait)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        out, err = proc.communicate()
+        return {"error": "still running at the end: stopped without a report"}
+    try:
+        return json.loads(out)
+    except ValueError:
+        return {"error": f"exit {proc.returncode}: {err.decode(errors='replace').strip()[:300]}"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/ledger-node", help="the ledger-node binary")
@@ -227,10 +273,18 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--interval", type=float, default=1.0, help="coordinator interval (s)")
     ap.add_argument("--window", type=float, default=10.0, help="seconds per sample row")
-    ap.add_argument("--load", choices=["mixed", "none"], default="mixed")
+    ap.add_argument("--load", choices=["mixed", "steady", "none"], default="mixed")
+    ap.add_argument("--rate", type=int, default=2000,
+                    help="--load steady: binary submits a second, over all connections [2000]")
+    ap.add_argument("--connections", type=int, default=16,
+                    help="--load steady: ledger-load connections [16]")
+    ap.add_argument("--ref-minute", type=float, default=5.0,
+                    help="RssAnon is compared between this minute and the end [5]")
     args = ap.parse_args()
+    if args.rate < 1 or args.connections < 1:
+        sys.exit("soak: --rate and --connections must be at least 1")
     load_bin = args.load_bin or os.path.join(os.path.dirname(args.bin) or ".", "ledger-load")
-    if args.load == "mixed" and not os.access(load_bin, os.X_OK):
+    if args.load != "none" and not os.access(load_bin, os.X_OK):
         sys.exit(f"soak: no ledger-load at {load_bin}; build it (cargo build --release -p ledger-load) or pass --load-bin")
 
     work = tempfile.mkdtemp(prefix="ledger-soak-")
@@ -241,34 +295,72 @@ def main() -> int:
     total = int(args.minutes * 60)
     started = time.time()
     load: List[subprocess.Popen] = []
-    load_until = started
+    steady_runs: List[dict] = []
+    load_until = started  # the end of the current load run
+    load_over = args.load == "none"  # no further run to start
     rows = []
-    print(f"# soak: {args.bin}, {args.minutes} min, coordinator {args.interval} s, load {args.load}, "
+    what = f"steady {args.rate}/s over {args.connections} connections" if args.load == "steady" else args.load
+    print(f"# soak: {args.bin}, {args.minutes} min, coordinator {args.interval} s, load {what}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print("| t s | cmi | ms | gap s | rss MiB | fds | blk/s | ref/s | tips h/s/l | p50 ms | p99 ms | err |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("| t s | cmi | ms | gap s | rss MiB | anon MiB | fds | blk/s | ref/s | tips h/s/l | p50 ms | p99 ms | err |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     blocks = 0.0
+    next_row = started + args.window
+    last_row = started
+    finished = False
     try:
         while time.time() - started < total:
-            if args.load == "mixed" and time.time() >= load_until:
-                left = int(total - (time.time() - started))
-                if left >= 1:
-                    load = start_load(load_bin, node.base, left)
-                    load_until = time.time() + min(left, BENCH_API_MAX_SECS)
-            time.sleep(args.window)
+            # (Re)start the load as soon as its run is over, then sleep to the next row.
+            while True:
+                now = time.time()
+                if not load_over and now >= load_until:
+                    remaining = total - (now - started)
+                    # Whole seconds, rounded up and one more: the last run covers the last row
+                    # too (at the end the soak waits for it to finish and report).
+                    left = min(math.ceil(remaining) + 1, BENCH_API_MAX_SECS)
+                    if remaining > 0:
+                        if args.load == "steady":
+                            if load:
+                                steady_runs.append(steady_report(load[0], 15))
+                            load = [start_steady(load_bin, node.base, left, args.rate, args.connections)]
+                        else:
+                            for p in load:
+                                try:
+                                    p.wait(timeout=15)
+                                except subprocess.TimeoutExpired:
+                                    p.terminate()
+                            load = start_load(load_bin, node.base, left)
+                        load_until = now + min(left, BENCH_API_MAX_SECS)
+                    else:
+                        load_over = True
+                if now >= next_row:
+                    break
+                time.sleep(max(0.0, (next_row if load_over else min(next_row, load_until)) - now))
+            next_row += args.window
             cmi, ms, gap, blk, ref = watcher.take()
             p50, p99, err = probe.take()
-            blocks += blk * args.window
-            row = (time.time() - started, cmi, ms, gap, node.rss_mib(), node.fds(), blk, ref,
-                   node.tips(), p50, p99, err, blocks)
+            now = time.time()
+            blocks += blk * (now - last_row)
+            last_row = now
+            row = (now - started, cmi, ms, gap, node.rss_mib(), node.fds(), blk, ref,
+                   node.tips(), p50, p99, err, blocks, node.rss_anon_mib())
             rows.append(row)
-            print("| {:.0f} | {} | {} | {:.2f} | {:.0f} | {} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} |"
-                  .format(*row[:12]), flush=True)
+            print("| {:.0f} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} |"
+                  .format(*row[:5], row[13], *row[5:12]), flush=True)
+        finished = True
     finally:
         watcher.stop = probe.stop = True
-        for p in load:
-            p.terminate()
-        node.stop()
+        try:
+            if args.load == "steady" and load:
+                # The last run was given the time left: let it finish and report (unless the
+                # soak was interrupted).
+                wait = max(0.0, load_until - time.time()) + 15 if finished else 0.0
+                steady_runs.append(steady_report(load[0], wait))
+        finally:
+            for p in load:
+                if p.poll() is None:
+                    p.terminate()
+            node.stop()
     warm = [r for r in rows if r[0] >= WARM_UP_S] or rows
     worst_gap = max(r[3] for r in rows) if rows else 0
     if warm:
@@ -280,6 +372,28 @@ def main() -> int:
               f"{worst_gap / args.interval:.1f}x); RSS {first[4]:.0f} MiB at {first[0]:.0f} s -> "
               f"{last[4]:.0f} MiB at {last[0]:.0f} s over {stored:.0f} new blocks: "
               f"{per_block:.0f} bytes of RAM per stored block; fds {first[5]} -> {last[5]}")
+    if rows:
+        last = rows[-1]
+        ref_s = args.ref_minute * 60
+        at_ref = [r for r in rows if r[0] >= ref_s]
+        if len(at_ref) > 1:
+            ref, note = at_ref[0], f"minute {args.ref_minute:g}"
+        else:
+            ref = warm[0]
+            note = f"{ref[0]:.0f} s (the run has no row after minute {args.ref_minute:g})"
+        ratio = last[13] / ref[13] if ref[13] > 0 else float("nan")
+        print(f"RssAnon {ref[13]:.1f} MiB at {note} ({ref[0]:.0f} s) -> {last[13]:.1f} MiB at the end "
+              f"({last[0]:.0f} s): ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %); "
+              f"blocks stored {last[12]:.0f} ({last[12] - ref[12]:.0f} since {ref[0]:.0f} s)")
+    for i, r in enumerate(steady_runs, 1):
+        if "error" in r:
+            print(f"ledger-load run {i}: {r['error']}")
+            continue
+        status = ", ".join(f"{k}: {v}" for k, v in r.get("status", {}).items())
+        print(f"ledger-load run {i}: {r.get('seconds', 0):.1f} s, target {r.get('rate')}/s, "
+              f"achieved {r.get('achievedRate', 0):.1f}/s ({r.get('started')} started, "
+              f"{r.get('errors')} failed without answer), status {status}, "
+              f"latency p50 {r['latencyMs']['p50']:.2f} ms p99 {r['latencyMs']['p99']:.2f} ms")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

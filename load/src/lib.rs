@@ -8,6 +8,14 @@
 //! measured from sending the request to having read the whole answer) and the status-code
 //! counts. Only loopback targets are accepted: it is a tool for one's own node.
 //!
+//! With `--rate N` the requests are started on a fixed schedule of `N` a second in total
+//! over all connections instead of back to back (see [`Pacer`]): one shared ticket
+//! dispenser hands out start times `1/N` apart to whichever connection is free next. A
+//! start time that no connection was free to take is dropped, not made up later: after a
+//! stall (the node slow to answer on every connection) the schedule restarts from the
+//! moment a connection is free again (tokio's `MissedTickBehavior::Delay`), so the load never
+//! bursts above `N` to catch up. The report gives the rate achieved (`achievedRate`).
+//!
 //! The crate's second binary, `bare-axum` (`src/bin/bare-axum.rs`), serves the routes of the
 //! scenarios with axum, tokio and hyper alone and fixed answers of the node's size and shape:
 //! the ceiling a node's API is compared with (`scripts/api-ceiling.sh OLD_BIN NEW_BIN`).
@@ -110,6 +118,8 @@ pub struct Plan {
     pub duration: Duration,
     /// Answers to count before stopping, if bounded by count.
     pub requests: Option<u64>,
+    /// Requests started per second over all connections; `None`: back to back.
+    pub rate: Option<u32>,
     /// The load.
     pub scenario: Scenario,
     /// `Authorization: Bearer` token, if any.
@@ -193,12 +203,63 @@ pub async fn resolve_loopback(host: &str, port: u16) -> Result<SocketAddr, Bench
     }
 }
 
+/// The schedule of a run with `--rate`: start times `period` apart, handed out one at a time
+/// to whichever connection asks next, as offsets in nanoseconds from the start of the run.
+///
+/// A connection asks when it is free to send; it gets the next start time of the schedule,
+/// or now if that time has already passed without a taker. In the latter case the schedule
+/// goes on from now (`MissedTickBehavior::Delay`): start times missed while every connection
+/// was waiting for an answer are dropped, so no two start times are ever less than `period`
+/// apart and the rate never exceeds the target, not even to catch up after a stall. While
+/// some connection is free the schedule is kept exactly: free connections hold the next start
+/// times ahead of time and sleep until them.
+#[derive(Debug)]
+pub struct Pacer {
+    period_ns: u64,
+    /// The next start time not handed out yet.
+    next_ns: AtomicU64,
+}
+
+impl Pacer {
+    /// A schedule of `rate` starts per second (at least 1), the first at offset 0.
+    pub fn new(rate: u32) -> Self {
+        Self {
+            period_ns: 1_000_000_000 / u64::from(rate.max(1)),
+            next_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Time between two start times, in nanoseconds.
+    pub fn period_ns(&self) -> u64 {
+        self.period_ns
+    }
+
+    /// Takes the next start time for a connection that is free at offset `now_ns`: the next
+    /// one of the schedule, or `now_ns` if that has passed (then the schedule goes on from
+    /// `now_ns`).
+    pub fn take(&self, now_ns: u64) -> u64 {
+        let mut slot = 0;
+        // The closure always returns `Some`, so this never fails; the slot is set by the
+        // attempt that succeeded.
+        let _ = self
+            .next_ns
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |next| {
+                slot = next.max(now_ns);
+                Some(slot.saturating_add(self.period_ns))
+            });
+        slot
+    }
+}
+
 /// Everything the workers share.
 struct Shared {
     plan: Plan,
+    start: Instant,
     deadline: Instant,
     /// Requests handed out so far (only counted when bounded by count).
     issued: AtomicU64,
+    /// The schedule, with `--rate`.
+    pacer: Option<Pacer>,
     tips: Option<watch::Receiver<Arc<Vec<[u8; 32]>>>>,
 }
 
@@ -212,6 +273,30 @@ impl Shared {
             Some(n) => self.issued.fetch_add(1, Ordering::Relaxed) < n,
             None => true,
         }
+    }
+
+    /// Has every request of a count-bounded run been handed out?
+    fn all_issued(&self) -> bool {
+        self.plan
+            .requests
+            .is_some_and(|n| self.issued.load(Ordering::Relaxed) >= n)
+    }
+
+    /// With `--rate`, waits for this connection's start time. Returns the start time (its
+    /// scheduled time with a rate, else now), or `None` if it falls after the deadline.
+    async fn wait_for_start(&self) -> Option<Instant> {
+        let Some(pacer) = &self.pacer else {
+            return Some(Instant::now());
+        };
+        let now_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let at = self.start + Duration::from_nanos(pacer.take(now_ns));
+        if at >= self.deadline {
+            return None;
+        }
+        if at > Instant::now() {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+        }
+        Some(at)
     }
 
     /// The next request of `worker`; for `submit-binary` also the id of the block sent.
@@ -413,6 +498,10 @@ struct WorkerStats {
     /// The start of the first answer body of each status other than 2xx.
     samples: BTreeMap<u16, String>,
     errors: u64,
+    /// Requests sent.
+    started: u64,
+    /// When the last one was started (its scheduled time with `--rate`).
+    last_start: Option<Instant>,
 }
 
 /// How much of an error answer is kept as its sample.
@@ -427,6 +516,8 @@ impl WorkerStats {
             status: BTreeMap::new(),
             samples: BTreeMap::new(),
             errors: 0,
+            started: 0,
+            last_start: None,
         }
     }
 }
@@ -463,8 +554,16 @@ async fn worker(id: u64, shared: Arc<Shared>) -> WorkerStats {
                 driver.abort();
                 break 'connect;
             }
+            let Some(scheduled) = shared.wait_for_start().await else {
+                driver.abort();
+                break 'connect;
+            };
             let (req, sent_id) = shared.request(id, seq, last);
             seq += 1;
+            stats.started += 1;
+            stats.last_start = stats.last_start.max(Some(scheduled));
+            // Latency is measured from the actual send, not from the scheduled time: a start
+            // time nobody was free to take is dropped rather than queued (see `Pacer`).
             let start = Instant::now();
             let exchange = async {
                 let resp = sender.send_request(req).await?;
@@ -525,8 +624,16 @@ pub struct Report {
     pub url: String,
     /// Concurrent connections.
     pub connections: usize,
+    /// The target rate (`--rate`, requests started per second); `None`: back to back.
+    pub rate: Option<u32>,
     /// Wall time of the run in seconds.
     pub seconds: f64,
+    /// Requests sent (answered, failed, or cut off by the end of the run).
+    pub started: u64,
+    /// Requests started per second while sending: `started` over the run's duration, or, for a
+    /// run that ended by `--requests`, over the time up to the last start (plus one period of
+    /// `--rate`). With `--rate` it is at most the target.
+    pub achieved_rate: f64,
     /// Answers received (any status).
     pub requests: u64,
     /// Connections or exchanges that failed without an answer.
@@ -558,6 +665,15 @@ impl std::fmt::Display for Report {
             self.requests, self.errors
         )?;
         writeln!(f, "throughput {:.0} req/s", self.throughput)?;
+        let target = match self.rate {
+            Some(r) => format!("target {r} req/s"),
+            None => "target unlimited".to_owned(),
+        };
+        writeln!(
+            f,
+            "rate       {target}, achieved {:.1} req/s ({} started)",
+            self.achieved_rate, self.started
+        )?;
         let l = &self.latency_ms;
         writeln!(
             f,
@@ -590,8 +706,28 @@ pub async fn run(
     scenario: Scenario,
     token: Option<String>,
 ) -> Result<Report, BenchError> {
+    run_at_rate(url, connections, duration, requests, None, scenario, token).await
+}
+
+/// [`run`] with `--rate`: `rate` requests started per second in total over all connections
+/// (see [`Pacer`]), or back to back for `None`.
+///
+/// # Errors
+/// As [`run`]; also a rate of 0 ([`BenchError::Usage`]).
+pub async fn run_at_rate(
+    url: &str,
+    connections: usize,
+    duration: Option<Duration>,
+    requests: Option<u64>,
+    rate: Option<u32>,
+    scenario: Scenario,
+    token: Option<String>,
+) -> Result<Report, BenchError> {
     if connections == 0 {
         return Err(BenchError::Usage("--connections must be at least 1".into()));
+    }
+    if rate == Some(0) {
+        return Err(BenchError::Usage("--rate must be at least 1".into()));
     }
     let duration = match (duration, requests) {
         (Some(d), _) if d > MAX_DURATION || d.is_zero() => {
@@ -613,6 +749,7 @@ pub async fn run(
         connections,
         duration,
         requests,
+        rate,
         scenario,
         token,
     };
@@ -638,8 +775,10 @@ pub async fn run(
     let start = Instant::now();
     let shared = Arc::new(Shared {
         plan,
+        start,
         deadline: start + duration,
         issued: AtomicU64::new(0),
+        pacer: rate.map(Pacer::new),
         tips,
     });
     let tasks: Vec<_> = (0..connections as u64)
@@ -658,6 +797,8 @@ pub async fn run(
                     total.samples.entry(code).or_insert(body);
                 }
                 total.errors += s.errors;
+                total.started += s.started;
+                total.last_start = total.last_start.max(s.last_start);
             }
             Err(_) => total.errors += 1,
         }
@@ -666,6 +807,18 @@ pub async fn run(
     if let Some(r) = refresher {
         r.abort();
     }
+    // The time spent sending: the whole duration, unless the run ended by its count.
+    let sending = match total.last_start {
+        Some(last) if shared.all_issued() => {
+            let period = shared
+                .pacer
+                .as_ref()
+                .map_or(Duration::ZERO, |p| Duration::from_nanos(p.period_ns()));
+            (last - start + period).min(duration)
+        }
+        _ => duration,
+    }
+    .as_secs_f64();
     let h = &total.latency;
     let ms = |ns: u64| ns as f64 / 1e6;
     let answered = h.len();
@@ -673,7 +826,14 @@ pub async fn run(
         scenario,
         url: url.to_owned(),
         connections,
+        rate,
         seconds,
+        started: total.started,
+        achieved_rate: if sending > 0.0 {
+            total.started as f64 / sending
+        } else {
+            0.0
+        },
         requests: answered,
         errors: total.errors,
         throughput: if seconds > 0.0 {
@@ -727,6 +887,32 @@ mod tests {
         let e = resolve_loopback("192.0.2.1", 1).await.unwrap_err();
         assert!(e.to_string().contains("loopback"), "{e}");
         assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn the_pacer_keeps_its_schedule_and_never_catches_up() {
+        let ms = 1_000_000;
+        let p = Pacer::new(1000);
+        assert_eq!(p.period_ns(), ms);
+        // Free connections asking early get the schedule's times, one period apart.
+        assert_eq!(p.take(0), 0);
+        assert_eq!(p.take(0), ms);
+        assert_eq!(p.take(ms / 2), 2 * ms);
+        // Asked late (nobody was free at 3 ms..10 ms): now, and the missed times are gone.
+        assert_eq!(p.take(10 * ms + 7), 10 * ms + 7);
+        assert_eq!(p.take(10 * ms + 8), 11 * ms + 7);
+        assert_eq!(p.take(10 * ms + 9), 12 * ms + 7);
+        // Any run of starts is at most one per period: n starts span at least n - 1 periods.
+        let p = Pacer::new(2000);
+        let mut now = 0;
+        let mut starts = Vec::new();
+        for i in 0..1000u64 {
+            // Connections free at irregular moments, with stalls now and then.
+            now += if i % 97 == 0 { 5 * ms } else { i % 3 * 100_000 };
+            starts.push(p.take(now));
+        }
+        assert!(starts.windows(2).all(|w| w[1] >= w[0] + p.period_ns()));
+        assert_eq!(Pacer::new(0).period_ns(), 1_000_000_000);
     }
 
     #[test]

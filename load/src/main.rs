@@ -6,7 +6,7 @@
 use std::{process::ExitCode, time::Duration};
 
 use clap::Parser;
-use ledger_load::{run, Scenario};
+use ledger_load::{run_at_rate, Scenario};
 
 /// Load a running node's REST API (loopback only) with many keep-alive connections and report
 /// throughput, latency percentiles and status codes.
@@ -26,6 +26,11 @@ struct LoadArgs {
     /// Stop after this many requests (and at the latest after --duration).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     requests: Option<u64>,
+    /// Start this many requests per second in total over all connections, on a fixed
+    /// schedule; a start time missed because every connection was busy is dropped, never made
+    /// up in a burst [default: unlimited, back to back on every connection].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    rate: Option<u32>,
     /// The load to generate.
     #[arg(long, value_enum)]
     scenario: Scenario,
@@ -58,11 +63,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let report = runtime.block_on(run(
+    let report = runtime.block_on(run_at_rate(
         &args.url,
         usize::from(args.connections),
         args.duration.map(Duration::from_secs),
         args.requests,
+        args.rate,
         args.scenario,
         args.token,
     ));

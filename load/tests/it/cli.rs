@@ -38,6 +38,8 @@ struct Seen {
     ids: std::sync::Mutex<std::collections::HashSet<[u8; 32]>>,
     /// Binary blocks that approve an earlier accepted block besides the tips.
     chained: AtomicU64,
+    /// When each `GET` of an output arrived.
+    output_arrivals: std::sync::Mutex<Vec<std::time::Instant>>,
 }
 
 type S = Arc<Seen>;
@@ -117,6 +119,10 @@ async fn submit(
 }
 
 async fn output(State(seen): State<S>, Path(id): Path<String>) -> (StatusCode, Json<Value>) {
+    seen.output_arrivals
+        .lock()
+        .expect("a handler panicked holding the arrivals")
+        .push(std::time::Instant::now());
     verdict(&seen, id == GENESIS, StatusCode::OK)
 }
 
@@ -331,6 +337,7 @@ fn bounds_on_the_flags_are_enforced() {
         &["--duration", "0"],
         &["--duration", "601"],
         &["--requests", "0"],
+        &["--rate", "0"],
     ] {
         let out = bench(&[&["--scenario", "get-output"][..], args].concat());
         assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
@@ -346,5 +353,86 @@ fn submit_binary_without_tips_fails_with_exit_1() {
     assert_eq!(
         seen.good.load(Ordering::Relaxed) + seen.bad.load(Ordering::Relaxed),
         0
+    );
+}
+
+#[test]
+fn rate_paces_the_run_and_never_exceeds_it() {
+    const RATE: u64 = 400;
+    const SECS: u64 = 3;
+    let (addr, seen) = server(true);
+    let rate = RATE.to_string();
+    let secs = SECS.to_string();
+    let r = report(&bench_against(
+        addr,
+        "get-output",
+        &[
+            "--connections",
+            "4",
+            "--rate",
+            &rate,
+            "--duration",
+            &secs,
+            "--json",
+        ],
+    ));
+    let slots = RATE * SECS;
+    let served = seen.good.load(Ordering::Relaxed);
+    assert_eq!(seen.bad.load(Ordering::Relaxed), 0, "{r}");
+    assert_eq!(r["rate"], RATE, "{r}");
+    assert_eq!(r["requests"], served, "{r}");
+    assert_eq!(r["started"], served, "{r}");
+    // The schedule has RATE * SECS start times before the deadline; nearly all are taken by a
+    // server this fast, and none is added.
+    assert!(
+        served <= slots,
+        "{served} requests in {SECS} s at {RATE}/s: {r}"
+    );
+    assert!(
+        served * 100 >= slots * 95,
+        "{served} requests in {SECS} s at {RATE}/s: {r}"
+    );
+    let achieved = r["achievedRate"].as_f64().expect("achievedRate");
+    assert!(
+        achieved <= RATE as f64 && achieved >= RATE as f64 * 0.95,
+        "{r}"
+    );
+    // No burst anywhere: every half second of arrivals holds about RATE / 2 requests (a little
+    // slack for the timer's millisecond steps and the server's scheduling), not more.
+    let arrivals = seen.output_arrivals.lock().unwrap().clone();
+    let half = std::time::Duration::from_millis(500);
+    let most = arrivals
+        .iter()
+        .enumerate()
+        .map(|(i, t)| arrivals[i..].iter().take_while(|u| **u - *t < half).count() as u64)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        most <= RATE / 2 + RATE / 50 + 2,
+        "{most} requests within 500 ms at {RATE}/s"
+    );
+
+    // Bounded by count, the rate holds too: 200 requests at 400/s take half a second.
+    let (addr, seen) = server(true);
+    let r = report(&bench_against(
+        addr,
+        "get-output",
+        &[
+            "--connections",
+            "4",
+            "--rate",
+            &rate,
+            "--requests",
+            "200",
+            "--json",
+        ],
+    ));
+    assert_eq!(r["requests"], 200, "{r}");
+    assert_eq!(seen.good.load(Ordering::Relaxed), 200);
+    assert!(r["seconds"].as_f64().is_some_and(|s| s >= 0.49), "{r}");
+    let achieved = r["achievedRate"].as_f64().expect("achievedRate");
+    assert!(
+        achieved <= RATE as f64 * 1.001 && achieved >= RATE as f64 * 0.95,
+        "{r}"
     );
 }
