@@ -16,7 +16,7 @@ use super::idx_file::SealedIndex;
 const CHUNK: usize = 256;
 /// Chunks of the [`SegmentTable`]; `CHUNK * CHUNKS` segments at most.
 const CHUNKS: usize = 256;
-/// The largest number of segments a log can have (16 TiB at the default segment size).
+/// The largest number of segments a log can have (4 TiB at the default segment size).
 pub(crate) const MAX_SEGMENTS: u32 = (CHUNK * CHUNKS) as u32;
 
 /// One segment file, mapped whole.

@@ -139,10 +139,11 @@ pub struct LogConfig {
 }
 
 impl Default for LogConfig {
-    /// 256 MiB segments, group commit every 1 ms.
+    /// 64 MiB segments (the in-memory index covers the active segment only, so this bounds
+    /// it; pruning drops whole segments), group commit every 1 ms.
     fn default() -> Self {
         Self {
-            segment_size: 256 << 20,
+            segment_size: 64 << 20,
             durability: Durability::default(),
         }
     }
