@@ -10,8 +10,8 @@ dir and measures the time from spawn to the first `200` of `GET /info` and to th
 of a submit. Before the fill it submits 2 000 marker blocks (the oldest part of the history);
 after it, it reads each of them (`GET /blocks/{id}` and `/blocks/{id}/metadata`, two passes, the
 second one timed: warm page cache) and the genesis output, and reports p50/p99 latencies. It
-also reports the p50/p99 of the node's own "milestone confirmed" times (`took_ms`) during the
-fill. Python 3.8+, standard library only.
+also reports the p50/p99 of the node's own "milestone confirmed" times (`took_ms`), over all
+milestones and over those that referenced at least 1 000 blocks. Python 3.8+, standard library only.
 
   scripts/restart-bench.py --old /path/old/ledger-node --new target/release/ledger-node \
       --load target/release/ledger-load --blocks 1000000 5000000
@@ -134,8 +134,17 @@ def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
     get_meta = percentiles(timed_gets(port, meta_paths))
     get_output = percentiles(timed_gets(port, output_paths))
     with open(os.path.join(work, "node.log"), errors="replace") as f:
-        took = [float(m.group(1)) for m in re.finditer(r"took_ms\W+([0-9.]+)", f.read())]
+        lines = [l for l in f.read().splitlines() if "milestone confirmed" in l]
+    took, loaded = [], []
+    for line in lines:
+        t = re.search(r"took_ms\W+([0-9.]+)", line)
+        r = re.search(r"referenced\W+([0-9]+)", line)
+        if t:
+            took.append(float(t.group(1)))
+            if r and int(r.group(1)) >= 1000:
+                loaded.append(float(t.group(1)))
     confirm = percentiles(took)
+    confirm_loaded = percentiles(loaded)
     node.send_signal(signal.SIGTERM)
     node.wait(120)
     node = start(binary, data, port)
@@ -157,6 +166,7 @@ def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
         "get_old_block_ms_p50_p99": get_block, "get_old_block_metadata_ms_p50_p99": get_meta,
         "get_output_ms_p50_p99": get_output,
         "milestones": len(took), "confirm_ms_p50_p99": confirm,
+        "loaded_milestones": len(loaded), "confirm_loaded_ms_p50_p99": confirm_loaded,
     }
 
 

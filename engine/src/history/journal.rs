@@ -289,7 +289,7 @@ impl Journal {
         buf[0..4].copy_from_slice(&crc.to_le_bytes());
         buf[4..8].copy_from_slice(&len_u32(len));
         if std::env::var_os("LEDGER_NODE_CRASH_AT").is_some() {
-            // Half an entry reaches the file, then the process ends.
+            // Half an entry reaches the file, then the process ends (when this point is armed).
             let half = buf.get(..buf.len() / 2).unwrap_or_default();
             if self.file.write_all_at(half, self.end).is_ok() {
                 super::crash_point("journal-half-written");

@@ -61,14 +61,25 @@ impl HistoryError {
 }
 
 /// Ends the process on the spot (no destructor runs, like `kill -9`) when the environment
-/// variable `LEDGER_NODE_CRASH_AT` names this point: the crash tests stop a node halfway
-/// through writing a history file this way.
+/// variable `LEDGER_NODE_CRASH_AT` names this point, as `NAME` (the first time it is reached)
+/// or `NAME@N` (the N-th time): the crash tests stop a node halfway through writing a history
+/// file this way.
 pub(crate) fn crash_point(name: &str) {
-    static AT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let at = AT.get_or_init(|| std::env::var("LEDGER_NODE_CRASH_AT").ok());
-    if at.as_deref() == Some(name) {
-        eprintln!("LEDGER_NODE_CRASH_AT={name}: stopping here");
-        std::process::abort();
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static AT: std::sync::OnceLock<Option<(String, u32)>> = std::sync::OnceLock::new();
+    static REACHED: AtomicU32 = AtomicU32::new(0);
+    let at = AT.get_or_init(|| {
+        let v = std::env::var("LEDGER_NODE_CRASH_AT").ok()?;
+        Some(match v.split_once('@') {
+            Some((point, n)) => (point.to_owned(), n.parse().unwrap_or(1)),
+            None => (v, 1),
+        })
+    });
+    if let Some((point, n)) = at {
+        if point == name && REACHED.fetch_add(1, Ordering::SeqCst) + 1 == *n {
+            eprintln!("LEDGER_NODE_CRASH_AT={name}@{n}: stopping here");
+            std::process::abort();
+        }
     }
 }
 

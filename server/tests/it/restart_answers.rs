@@ -1330,3 +1330,72 @@ fn answers_survive_kills_while_blocks_and_milestones_flow() {
         differences.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The third test: the node ends itself halfway through writing a history file
+
+/// Where a node ends itself (`LEDGER_NODE_CRASH_AT`, engine/src/history/mod.rs): the N-th
+/// time it reaches the point (the open writes checkpoint 1, then one per milestone).
+const CRASH_POINTS: &[&str] = &[
+    "checkpoint-before-write@12",
+    "checkpoint-before-rename@12",
+    "journal-half-written@11",
+];
+
+#[test]
+fn a_crash_inside_a_checkpoint_or_the_journal_loses_nothing() {
+    let started = Instant::now();
+    let mut differences = Vec::new();
+    for (n, point) in CRASH_POINTS.iter().enumerate() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let node = Arc::new(TestNode::start_in(
+            dir,
+            FLOWING,
+            &[("LEDGER_NODE_CRASH_AT", point)],
+        ));
+        let acked = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let watcher = watch_milestones(&node, &stop, 1);
+        let clients = start_clients(&node, &acked, &stop, u32::try_from(n).unwrap_or(0));
+        // The node ends itself; clients and watcher stop when it no longer answers.
+        while node.try_get(INFO).is_some() {
+            assert!(
+                started.elapsed() < TIMEOUT,
+                "{point}: the node did not stop at its crash point"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stop.store(true, Ordering::Relaxed);
+        for client in clients {
+            client.join().expect("client thread");
+        }
+        let answers = watcher.join().expect("milestone watcher");
+        let log = node.log();
+        assert!(
+            log.contains(&format!("LEDGER_NODE_CRASH_AT={point}")),
+            "{point}: the node stopped elsewhere:\n{log}"
+        );
+        let node = Arc::try_unwrap(node).unwrap_or_else(|_| panic!("clients finished"));
+        let node = TestNode::start_in(node.kill_9(), FLOWING, &[]);
+        assert_resumed(&node, point);
+        let acked = acked.lock().unwrap().clone();
+        assert!(
+            acked.len() > 20,
+            "{point}: only {} blocks acknowledged",
+            acked.len()
+        );
+        check_restarted(&node, &acked, point);
+        differences.extend(compare(&node, &answers, point));
+        eprintln!(
+            "{point}: {} acknowledged blocks and {} answers kept",
+            acked.len(),
+            answers.len()
+        );
+    }
+    assert!(
+        differences.is_empty(),
+        "{} answers changed:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
