@@ -255,3 +255,37 @@ fn a_damaged_metadata_slot_is_never_served() {
     );
     assert!(engine.block_status(&h.blocks[h.blocks.len() - 1]).is_some());
 }
+
+#[test]
+fn a_data_directory_of_the_previous_format_is_upgraded_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let h = build(&engine);
+    let before = answers(&engine, &h);
+    engine.shutdown().unwrap();
+    drop(engine);
+    // The previous release kept only the log's segments (and the key and watermark files):
+    // no history directory, no index files beside the segments.
+    std::fs::remove_dir_all(dir.path().join("history")).unwrap();
+    for entry in std::fs::read_dir(dir.path().join("log")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "idx") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let engine = open(dir.path());
+    match engine.opened() {
+        Some(Opened::Replay { why }) => assert!(why.contains("no checkpoint"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(answers(&engine, &h), before, "upgraded");
+    drop(engine);
+    // Upgraded in place: the next start resumes.
+    let engine = open(dir.path());
+    assert!(
+        matches!(engine.opened(), Some(Opened::Checkpoint { .. })),
+        "{:?}",
+        engine.opened()
+    );
+    assert_eq!(answers(&engine, &h), before, "resumed after the upgrade");
+}
