@@ -332,8 +332,13 @@ impl Engine {
         self.log.get(&LogId::V2(*id)).map(|r| r.bytes())
     }
 
-    /// What the API tells about block `id` (see [`BlockStatus`]), read under one lock.
-    pub fn block_status(&self, id: &BlockId) -> Option<BlockStatus> {
+    /// What the API tells about block `id` (see [`BlockStatus`]), read under one lock;
+    /// `None` for a block this node does not know.
+    ///
+    /// # Errors
+    /// The block's metadata on disk is damaged ([`EngineError::History`], naming the file):
+    /// it is not used.
+    pub fn block_status(&self, id: &BlockId) -> Result<Option<BlockStatus>, EngineError> {
         let (mut view, parents, tip_score) = {
             let st = self.read();
             match st.tangle.get(id) {
@@ -343,7 +348,15 @@ impl Engine {
                     st.tangle.tip_score(id),
                 ),
                 None => {
-                    let (a, _) = st.tangle.archived(id)?;
+                    let found = st.tangle.archived_checked(id).map_err(|e| {
+                        EngineError::History(HistoryError::Damaged {
+                            path: self.history_dir.join("blockmeta"),
+                            why: e.0,
+                        })
+                    })?;
+                    let Some((a, _)) = found else {
+                        return Ok(None);
+                    };
                     let view = BlockView {
                         solid: true,
                         referenced_by: Some(a.referenced_by),
@@ -361,18 +374,20 @@ impl Engine {
             // after the state lock is released (and the milestone it carries, for a block
             // whose metadata came from the archive).
             Some(_) => {
-                let block = Block::decode(self.block_bytes(id)?).ok()?;
+                let Some(block) = self.block_bytes(id).and_then(|b| Block::decode(b).ok()) else {
+                    return Ok(None);
+                };
                 if let Some(Payload::Milestone(m)) = &block.payload {
                     view.milestone_index = Some(m.index);
                 }
                 block.parents.to_vec()
             }
         };
-        Some(BlockStatus {
+        Ok(Some(BlockStatus {
             parents,
             view,
             tip_score,
-        })
+        }))
     }
 
     /// The ledger index, and the confirmed milestone.

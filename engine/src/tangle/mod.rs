@@ -256,6 +256,21 @@ impl Tangle {
         self.archived_at(id, record).map(|a| (a, record))
     }
 
+    /// [`Self::archived`], with damaged metadata as an error instead of a log line (for
+    /// answers that must say why they have none).
+    ///
+    /// # Errors
+    /// The block's archived metadata is damaged (the message names the file).
+    pub fn archived_checked(&self, id: &BlockId) -> Result<Option<(Archived, u64)>, ArchiveError> {
+        let Some(record) = self.archive.locate(id) else {
+            return Ok(None);
+        };
+        let found = self.archive.read(id, record)?;
+        Ok(found
+            .filter(|a| a.referenced_by <= self.cmi)
+            .map(|a| (a, record)))
+    }
+
     /// [`Self::archived`] for a block whose log record is known.
     pub fn archived_at(&self, id: &BlockId, record: u64) -> Option<Archived> {
         match self.archive.read(id, record) {

@@ -219,6 +219,7 @@ fn data_and_transaction_blocks_interleaved_keep_their_white_flag_order() {
             engine
                 .block_status(id)
                 .unwrap()
+                .unwrap()
                 .view
                 .white_flag_index
                 .unwrap()
@@ -237,7 +238,7 @@ fn data_and_transaction_blocks_interleaved_keep_their_white_flag_order() {
     let later_id = engine.submit_v2(&later).unwrap().block_id;
     for id in chain.iter().chain([&later_id]) {
         let stored = Block::decode(engine.block_bytes(id).unwrap()).unwrap();
-        let status = engine.block_status(id).unwrap();
+        let status = engine.block_status(id).unwrap().unwrap();
         assert_eq!(status.parents, stored.parents.to_vec());
         assert!(!status.parents.is_empty());
         assert_eq!(
@@ -276,7 +277,12 @@ fn more_tips_than_parents_are_gathered_by_checkpoints() {
     let m2 = engine.issue_milestone().unwrap();
     for id in ids {
         assert_eq!(
-            engine.block_status(&id).unwrap().view.referenced_by,
+            engine
+                .block_status(&id)
+                .unwrap()
+                .unwrap()
+                .view
+                .referenced_by,
             Some(m2.index)
         );
     }

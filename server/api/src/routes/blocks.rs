@@ -241,6 +241,7 @@ impl BlockMetadata {
 pub(crate) fn metadata_of(engine: &Engine, id: &[u8; 32]) -> Result<BlockMetadata, ApiError> {
     let status = engine
         .block_status(id)
+        .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::not_found(format!("block not found: {}", to_hex(id))))?;
     Ok(BlockMetadata::new(id, &status))
 }
