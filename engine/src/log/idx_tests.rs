@@ -9,6 +9,8 @@ use super::*;
 
 /// Small segments: dozens of them for a few hundred blocks.
 const SMALL: LogConfig = FAST.with_segment_size(4096);
+/// `SMALL` without the index scrub: index files are verified by lookups only.
+const NO_SCRUB: LogConfig = SMALL.with_index_scrub(false);
 
 type Contents = Vec<(BlockId, Location, Vec<u8>)>;
 
@@ -239,18 +241,21 @@ fn a_flipped_byte_in_an_index_file_is_detected_named_and_rebuilt() {
     let pristine = std::fs::read(&path).unwrap();
     let count = (pristine.len() - idx_format::HEADER_LEN) / 16;
     let keys = idx_format::HEADER_LEN + 4 * count;
-    let cases = [
+    // Caught by the open's O(1) checks: the header, and the first and last entries of
+    // section A (checked against the segment's bounds).
+    let at_open = [
         (idx_format::COUNT_OFFSET, "header checksum mismatch"),
         (0, "bad magic"),
         (
             idx_format::HEADER_LEN + 2,
-            "section A (offsets) checksum mismatch",
+            "record offsets do not span the segment up to its seal",
         ),
-        (keys - 1, "section A (offsets) checksum mismatch"),
-        (keys, "section B (keys) checksum mismatch"),
-        (pristine.len() - 1, "section B (keys) checksum mismatch"),
+        (
+            keys - 1,
+            "record offsets do not span the segment up to its seal",
+        ),
     ];
-    for (at, reason) in cases {
+    for (at, reason) in at_open {
         flip(&path, at as u64);
         let log = Log::open(dir.path(), SMALL).unwrap();
         assert_eq!(
@@ -259,6 +264,28 @@ fn a_flipped_byte_in_an_index_file_is_detected_named_and_rebuilt() {
             "flip at {at}"
         );
         assert_lookups(&log, &all);
+        assert_eq!(std::fs::read(&path).unwrap(), pristine, "flip at {at}");
+    }
+    // Inside the sections: not read by the open, caught before the segment's first lookup
+    // (without the scrub here), then named and rebuilt.
+    let after_open = [
+        (
+            idx_format::HEADER_LEN + 4 * (count / 2) + 1,
+            "section A (offsets) checksum mismatch",
+        ),
+        (keys, "section B (keys) checksum mismatch"),
+        (pristine.len() - 1, "section B (keys) checksum mismatch"),
+    ];
+    for (at, reason) in after_open {
+        flip(&path, at as u64);
+        let log = Log::open(dir.path(), NO_SCRUB).unwrap();
+        assert_eq!(log.recovery().rebuilt_indexes, vec![], "flip at {at}");
+        assert_eq!(log.index_health().rebuilt, vec![], "flip at {at}");
+        assert_lookups(&log, &all);
+        let health = log.index_health();
+        assert_eq!(health.rebuilt, vec![(2, reason.to_owned())], "flip at {at}");
+        assert_eq!(health.unverified, 0);
+        assert_eq!(health.unusable, vec![]);
         assert_eq!(std::fs::read(&path).unwrap(), pristine, "flip at {at}");
     }
     // A valid index file of another segment (consistent, but not this segment's).

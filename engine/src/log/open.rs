@@ -202,9 +202,11 @@ impl Log {
             } else {
                 match SealedIndex::open(&dir, &seg, size) {
                     Ok(sealed) => {
-                        // A sealed segment with a valid index file: not scanned.
+                        // A sealed segment whose index file passed the O(1) checks: not
+                        // scanned; the index's sections are verified before first use.
                         sealed_records = sealed_records.saturating_add(u64::from(sealed.count()));
-                        seg.install_index(sealed);
+                        recovery.unverified_indexes = recovery.unverified_indexes.saturating_add(1);
+                        seg.install_index(sealed, false);
                         segments.install(seg)?;
                         continue;
                     }
@@ -226,7 +228,7 @@ impl Log {
                     recovery.rebuilt_indexes.push((n, why));
                     let sealed = SealedIndex::write(&dir, &seg, &offsets, seal_at, size)?;
                     sealed_records = sealed_records.saturating_add(u64::from(count));
-                    seg.install_index(sealed);
+                    seg.install_index(sealed, true);
                     segments.install(seg)?;
                     continue;
                 }
@@ -313,7 +315,13 @@ impl Log {
             sealed_records,
         );
         recovery.records = index.len();
+        let idx_report = scrub::IdxReport {
+            rebuilt: recovery.rebuilt_indexes.clone(),
+            unusable: Vec::new(),
+        };
+        let unverified = recovery.unverified_indexes;
         let head = pos(writer.segment, writer.offset);
+        let writer_segment = writer.segment;
         let inner = Arc::new(Inner {
             dir,
             config,
@@ -332,9 +340,14 @@ impl Log {
             corrupt_reads: AtomicU64::new(0),
             max_records_per_segment: max_records_per_segment(largest_size),
             recovery,
+            idx_verified: AtomicU32::new(0),
+            idx_report: Mutex::new(idx_report),
+            scrub_stop: AtomicBool::new(false),
+            scrub_done: AtomicBool::new(unverified == 0),
             timings: OnceLock::new(),
             _lock: lock,
         });
+        let active = writer_segment;
         let syncer_dir = inner.dir.clone();
         let syncer = match config.durability {
             Durability::EveryAppend => None,
@@ -348,6 +361,26 @@ impl Log {
                 Some(handle)
             }
         };
-        Ok(Self { inner, syncer })
+        let scrub = if config.scrub && unverified > 0 {
+            let inner = Arc::clone(&inner);
+            let spawned = std::thread::Builder::new()
+                .name("log-idx-scrub".into())
+                .spawn(move || inner.run_scrub(active));
+            match spawned {
+                Ok(handle) => Some(handle),
+                Err(e) => {
+                    // Lookups verify each index file before its first use anyway.
+                    tracing::warn!(error = %e, "cannot start the index scrub thread");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Self {
+            inner,
+            syncer,
+            scrub,
+        })
     }
 }
