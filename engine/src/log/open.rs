@@ -1,5 +1,6 @@
-//! Opening a log: the directory lock, the scan of every segment and the recovery rules
-//! (torn tail truncated, corruption refused; `engine/FORMAT.md`).
+//! Opening a log: the directory lock, the O(1) checks of the sealed segments' index files, the
+//! scan of the active segment (and of sealed ones without a usable index file) and the
+//! recovery rules (torn tail truncated, corruption refused; `engine/FORMAT.md`).
 
 use super::*;
 
@@ -149,12 +150,16 @@ struct Active {
 impl Log {
     /// Opens the log in `dir`, creating it if needed, and recovers it.
     ///
-    /// A sealed segment whose index file is valid is not scanned (its frames are verified
-    /// when read). The active (last) segment, and any sealed segment whose index file is
-    /// missing or damaged, is scanned and every frame's checksum verified; such a sealed
-    /// segment must be intact and gets its index file written anew. In the active segment, the
-    /// first bytes that are not an intact frame and everything after them are a torn tail and
-    /// are cut off. [`Log::recovery`] reports what was scanned, rebuilt and cut.
+    /// A sealed segment whose index file passes the O(1) checks (header, lengths, seal, first
+    /// and last record bounds) is not scanned (its frames are verified when read), and the
+    /// index file's sections are not read: they are verified after the open, by the
+    /// `log-idx-scrub` thread or by the first lookup in the segment, and a damaged file is
+    /// rebuilt then ([`Log::index_health`]). The active (last) segment, and any sealed segment
+    /// whose index file is missing or fails those checks, is scanned and every frame's
+    /// checksum verified; such a sealed segment must be intact and gets its index file written
+    /// anew. In the active segment, the first bytes that are not an intact frame and everything
+    /// after them are a torn tail and are cut off. [`Log::recovery`] reports what was scanned,
+    /// rebuilt and cut.
     ///
     /// # Errors
     /// I/O errors, [`LogError::Corrupted`] for damage outside the active segment's tail,
