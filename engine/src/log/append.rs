@@ -61,12 +61,13 @@ impl Inner {
             self.poison();
             return Err(LogError::io("fsync", &seg.path, e));
         }
-        if seg.sealed_index().is_none() {
+        if !seg.is_sealed() {
             let written = {
                 let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
                 SealedIndex::write(&self.dir, seg, index.offsets(), w.offset, w.size)?
             };
-            seg.install_index(written);
+            // Written from the frames of the in-memory index: verified.
+            seg.install_index(written, true);
         }
         let next = w
             .segment

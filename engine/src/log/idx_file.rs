@@ -1,5 +1,6 @@
-//! Index files of sealed segments: writing one crash-safely, opening and validating one
-//! against its segment, and lookups in the mapped file (layout in `idx_format.rs` and
+//! Index files of sealed segments: writing one crash-safely, opening one with the O(1)
+//! checks against its segment, verifying its sections (later: by the scrub or the first
+//! lookup, see [`IdxState`]), and lookups in the mapped file (layout in `idx_format.rs` and
 //! `engine/FORMAT.md`).
 
 use std::fs::{self, File, OpenOptions};
@@ -15,13 +16,49 @@ use super::frames;
 use super::idx_format::{self as layout, Header, HEADER_LEN, KEY_ENTRY_LEN, OFFSET_LEN};
 use super::segment::{self, Segment};
 
-/// The mapped, validated index file of one sealed segment. Never changed once mapped.
+/// The index file of one sealed segment, mapped (or, when a rebuilt one could not be
+/// written, held in memory). Never changed once mapped.
+///
+/// [`SealedIndex::open`] checks only what costs O(1) in the number of records; its sections
+/// are verified by [`SealedIndex::verify_sections`] before the first lookup uses them (see
+/// [`IdxState`]).
 #[derive(Debug)]
 pub(crate) struct SealedIndex {
-    /// Kept open as long as `map` lives.
-    _file: File,
-    map: Mmap,
+    bytes: Bytes,
     header: Header,
+}
+
+/// Where the bytes of an index live.
+#[derive(Debug)]
+enum Bytes {
+    /// The file, mapped whole; the `File` is kept open as long as the map lives.
+    Mapped { _file: File, map: Mmap },
+    /// Built in memory (a rebuild whose file could not be written).
+    Owned(Vec<u8>),
+}
+
+impl Bytes {
+    fn get(&self) -> &[u8] {
+        match self {
+            Self::Mapped { map, .. } => map,
+            Self::Owned(v) => v,
+        }
+    }
+}
+
+/// What verifying a sealed segment's index file found; set once per segment (by the
+/// background scrub or by the first lookup in the segment, whichever comes first; the other
+/// waits for it). A segment without a state yet is *unverified*: its index is not used.
+#[derive(Debug)]
+pub(crate) enum IdxState {
+    /// The sections of the installed index (checksums and order) are valid: it is used.
+    Verified,
+    /// The installed index was damaged; this one was rebuilt from a scan of the segment and
+    /// is used instead.
+    Rebuilt(SealedIndex),
+    /// The installed index was damaged and the segment's scan failed too: no record of the
+    /// segment is served.
+    Unusable,
 }
 
 /// Binary search over `0..n`: the first position where `is_after` is true (it must be false
@@ -51,7 +88,9 @@ impl SealedIndex {
     }
 
     /// Opens the index of the sealed segment `seg` (of `size` bytes, its header already
-    /// validated) and checks it against the segment, or says why it cannot be used.
+    /// validated) and checks it against the segment in O(1) (see [`SealedIndex::check`]), or
+    /// says why it cannot be used. Its sections are not read: call
+    /// [`SealedIndex::verify_sections`] before using it.
     pub(crate) fn open(dir: &Path, seg: &Segment, size: u32) -> Result<Self, String> {
         let path = dir.join(Self::file_name(seg.number));
         let file = File::open(&path).map_err(|e| match e.kind() {
@@ -61,20 +100,23 @@ impl SealedIndex {
         let map = segment::map(&file, &path).map_err(|e| e.to_string())?;
         let header = layout::decode_header(&map, seg.number)?;
         let index = Self {
-            _file: file,
-            map,
+            bytes: Bytes::Mapped { _file: file, map },
             header,
         };
         index.check(seg, size)?;
         Ok(index)
     }
 
-    /// Checks the whole file and its agreement with the segment: sizes, the seal frame at
-    /// the recorded offset, the first and last record frames' bounds. Reads the index file
-    /// and a few bytes of the segment, never the segment's records.
+    /// Checks, in O(1) of the record count, the file's agreement with its header and the
+    /// segment: the file length, the segment size, the seal frame at the recorded offset, the
+    /// first and last record frames' bounds. Reads the header (whose checksum covers the
+    /// sections' checksums), two entries of section A and a few bytes of the segment; not
+    /// the sections (see [`SealedIndex::verify_sections`]) nor the segment's records.
     fn check(&self, seg: &Segment, size: u32) -> Result<(), &'static str> {
         let h = &self.header;
-        layout::verify_sections(&self.map, h)?;
+        if self.bytes.get().len() != h.file_len() {
+            return Err("file length does not match the record count");
+        }
         if h.segment_size != size {
             return Err("segment size differs from the segment header");
         }
@@ -113,6 +155,18 @@ impl SealedIndex {
         Ok(())
     }
 
+    /// Verifies both sections: their checksums, that section A rises strictly below the seal
+    /// and that section B is sorted with ordinals in range. Reads the whole file (16 bytes
+    /// per record).
+    pub(crate) fn verify_sections(&self) -> Result<(), &'static str> {
+        layout::verify_sections(self.bytes.get(), &self.header)
+    }
+
+    /// The segment size recorded in the header (checked against the segment at open).
+    pub(crate) fn segment_size(&self) -> u32 {
+        self.header.segment_size
+    }
+
     /// Writes the index of the sealed segment `seg` whose records start at `offsets` and
     /// whose seal frame is at `seal_offset`, crash-safely (`.idx.tmp`, fsync, rename, fsync
     /// of the directory), and maps it.
@@ -126,14 +180,7 @@ impl SealedIndex {
         let path = dir.join(Self::file_name(seg.number));
         let tmp = dir.join(format!("{}.tmp", Self::file_name(seg.number)));
         let count = u32::try_from(offsets.len()).map_err(|_| LogError::Full("records"))?;
-        let mut keys = Vec::with_capacity(offsets.len());
-        for (ordinal, &offset) in (0u32..).zip(offsets) {
-            let parts = frames::parts_at(seg.bytes(), offset).ok_or_else(|| {
-                super::open::corrupted(seg.number, offset as usize, "indexed frame out of bounds")
-            })?;
-            keys.push((layout::key_of(parts.id), ordinal));
-        }
-        keys.sort_unstable();
+        let keys = sorted_keys(seg, offsets)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -141,7 +188,7 @@ impl SealedIndex {
             .truncate(true)
             .open(&tmp)
             .map_err(|e| LogError::io("create", &tmp, e))?;
-        let header = write_sections(&file, offsets, &keys)
+        let header = write_sections(BufWriter::with_capacity(1 << 16, &file), offsets, &keys)
             .map(|(offsets_crc, keys_crc)| Header {
                 segment: seg.number,
                 count,
@@ -159,8 +206,37 @@ impl SealedIndex {
         segment::sync_dir(dir)?;
         let map = segment::map(&file, &path)?;
         Ok(Self {
-            _file: file,
-            map,
+            bytes: Bytes::Mapped { _file: file, map },
+            header,
+        })
+    }
+
+    /// The index [`SealedIndex::write`] would write, built in memory only (for a rebuild
+    /// whose file cannot be written).
+    pub(crate) fn in_memory(
+        seg: &Segment,
+        offsets: &[u32],
+        seal_offset: u32,
+        size: u32,
+    ) -> Result<Self, LogError> {
+        let count = u32::try_from(offsets.len()).map_err(|_| LogError::Full("records"))?;
+        let keys = sorted_keys(seg, offsets)?;
+        let mut bytes = Vec::new();
+        let (offsets_crc, keys_crc) = write_sections(&mut bytes, offsets, &keys)
+            .map_err(|e| LogError::io("build index of", &seg.path, e))?;
+        let header = Header {
+            segment: seg.number,
+            count,
+            seal_offset,
+            segment_size: size,
+            offsets_crc,
+            keys_crc,
+        };
+        if let Some(slot) = bytes.get_mut(..HEADER_LEN) {
+            slot.copy_from_slice(&layout::encode_header(&header));
+        }
+        Ok(Self {
+            bytes: Bytes::Owned(bytes),
             header,
         })
     }
@@ -175,7 +251,7 @@ impl SealedIndex {
         if ordinal >= self.header.count {
             return None;
         }
-        format::u32_at(&self.map, HEADER_LEN + ordinal as usize * OFFSET_LEN)
+        format::u32_at(self.bytes.get(), HEADER_LEN + ordinal as usize * OFFSET_LEN)
     }
 
     /// The frame offsets of the records with ordinals `from..` (at most `max` of them).
@@ -217,13 +293,29 @@ impl SealedIndex {
     /// Entry `i` of section B.
     fn key_entry(&self, i: usize) -> Option<(u64, u32)> {
         let at = self.header.keys_start() + i.checked_mul(KEY_ENTRY_LEN)?;
-        layout::key_entry(self.map.get(at..)?)
+        layout::key_entry(self.bytes.get().get(at..)?)
     }
 }
 
-/// Writes sections A and B after the (still zero) header; returns their checksums.
-fn write_sections(file: &File, offsets: &[u32], keys: &[(u64, u32)]) -> io::Result<(u32, u32)> {
-    let mut out = BufWriter::with_capacity(1 << 16, file);
+/// The section B entries of the records of `seg` at `offsets`: (key, ordinal), sorted.
+fn sorted_keys(seg: &Segment, offsets: &[u32]) -> Result<Vec<(u64, u32)>, LogError> {
+    let mut keys = Vec::with_capacity(offsets.len());
+    for (ordinal, &offset) in (0u32..).zip(offsets) {
+        let parts = frames::parts_at(seg.bytes(), offset).ok_or_else(|| {
+            super::open::corrupted(seg.number, offset as usize, "indexed frame out of bounds")
+        })?;
+        keys.push((layout::key_of(parts.id), ordinal));
+    }
+    keys.sort_unstable();
+    Ok(keys)
+}
+
+/// Writes a (zero) header and sections A and B to `out`; returns the sections' checksums.
+fn write_sections(
+    mut out: impl Write,
+    offsets: &[u32],
+    keys: &[(u64, u32)],
+) -> io::Result<(u32, u32)> {
     out.write_all(&[0u8; HEADER_LEN])?;
     let mut crc = crc32fast::Hasher::new();
     for offset in offsets {

@@ -9,6 +9,8 @@ use super::*;
 
 /// Small segments: dozens of them for a few hundred blocks.
 const SMALL: LogConfig = FAST.with_segment_size(4096);
+/// `SMALL` without the index scrub: index files are verified by lookups only.
+const NO_SCRUB: LogConfig = SMALL.with_index_scrub(false);
 
 type Contents = Vec<(BlockId, Location, Vec<u8>)>;
 
@@ -239,18 +241,21 @@ fn a_flipped_byte_in_an_index_file_is_detected_named_and_rebuilt() {
     let pristine = std::fs::read(&path).unwrap();
     let count = (pristine.len() - idx_format::HEADER_LEN) / 16;
     let keys = idx_format::HEADER_LEN + 4 * count;
-    let cases = [
+    // Caught by the open's O(1) checks: the header, and the first and last entries of
+    // section A (checked against the segment's bounds).
+    let at_open = [
         (idx_format::COUNT_OFFSET, "header checksum mismatch"),
         (0, "bad magic"),
         (
             idx_format::HEADER_LEN + 2,
-            "section A (offsets) checksum mismatch",
+            "record offsets do not span the segment up to its seal",
         ),
-        (keys - 1, "section A (offsets) checksum mismatch"),
-        (keys, "section B (keys) checksum mismatch"),
-        (pristine.len() - 1, "section B (keys) checksum mismatch"),
+        (
+            keys - 1,
+            "record offsets do not span the segment up to its seal",
+        ),
     ];
-    for (at, reason) in cases {
+    for (at, reason) in at_open {
         flip(&path, at as u64);
         let log = Log::open(dir.path(), SMALL).unwrap();
         assert_eq!(
@@ -259,6 +264,28 @@ fn a_flipped_byte_in_an_index_file_is_detected_named_and_rebuilt() {
             "flip at {at}"
         );
         assert_lookups(&log, &all);
+        assert_eq!(std::fs::read(&path).unwrap(), pristine, "flip at {at}");
+    }
+    // Inside the sections: not read by the open, caught before the segment's first lookup
+    // (without the scrub here), then named and rebuilt.
+    let after_open = [
+        (
+            idx_format::HEADER_LEN + 4 * (count / 2) + 1,
+            "section A (offsets) checksum mismatch",
+        ),
+        (keys, "section B (keys) checksum mismatch"),
+        (pristine.len() - 1, "section B (keys) checksum mismatch"),
+    ];
+    for (at, reason) in after_open {
+        flip(&path, at as u64);
+        let log = Log::open(dir.path(), NO_SCRUB).unwrap();
+        assert_eq!(log.recovery().rebuilt_indexes, vec![], "flip at {at}");
+        assert_eq!(log.index_health().rebuilt, vec![], "flip at {at}");
+        assert_lookups(&log, &all);
+        let health = log.index_health();
+        assert_eq!(health.rebuilt, vec![(2, reason.to_owned())], "flip at {at}");
+        assert_eq!(health.unverified, 0);
+        assert_eq!(health.unusable, vec![]);
         assert_eq!(std::fs::read(&path).unwrap(), pristine, "flip at {at}");
     }
     // A valid index file of another segment (consistent, but not this segment's).
@@ -489,4 +516,222 @@ fn random_appends_and_reopens_keep_get_equal_to_a_model_map() {
         let iterated: Vec<_> = log.iter().map(|r| r.location()).collect();
         assert_eq!(iterated, locations, "seed {seed}");
     }
+}
+
+/// Byte offset in `NNNNNNNN.idx` of the section B entry that points at `ordinal`, and the
+/// record count.
+fn key_entry_of(idx: &[u8], ordinal: u32) -> usize {
+    let count = (idx.len() - idx_format::HEADER_LEN) / 16;
+    let keys = idx_format::HEADER_LEN + 4 * count;
+    (0..count)
+        .map(|i| keys + 12 * i)
+        .find(|&at| idx_format::key_entry(&idx[at..]).unwrap().1 == ordinal)
+        .unwrap()
+}
+
+/// Waits (10 s at most) until the scrub went through every sealed segment.
+fn scrubbed(log: &Log) -> IndexHealth {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let health = log.index_health();
+        if health.scrub_done {
+            return health;
+        }
+        assert!(Instant::now() < deadline, "scrub not done: {health:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn open_reads_no_index_section_and_a_lookup_verifies_only_its_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 600);
+    let sealed = sealed_segments(&all);
+    assert!(sealed >= 24);
+    // Damage inside section B of segment 3: an open that read the sections would rebuild it.
+    let idx = std::fs::read(index_path(dir.path(), 3)).unwrap();
+    flip(&index_path(dir.path(), 3), key_entry_of(&idx, 0) as u64 + 2);
+    let log = Log::open(dir.path(), NO_SCRUB).unwrap();
+    let recovery = log.recovery();
+    assert_eq!(recovery.unverified_indexes, sealed);
+    assert_eq!(recovery.rebuilt_indexes, vec![]);
+    assert_eq!(recovery.scanned_segments, 1);
+    let health = log.index_health();
+    assert_eq!((health.verified, health.unverified), (0, sealed));
+    assert!(!health.scrub_done, "no scrub");
+    // The active segment's records need no index file.
+    let last = all.last().unwrap();
+    assert_eq!(log.get(&last.0).unwrap().bytes(), &last.2[..]);
+    assert_eq!(log.index_health().verified, 0);
+    // A read in segment 5 verifies segment 5 only.
+    let in_five = all.iter().find(|r| r.1.segment() == 5).unwrap();
+    assert_eq!(log.read(in_five.1).unwrap().bytes(), &in_five.2[..]);
+    assert_eq!(log.ordinal(in_five.1), Some(0));
+    let health = log.index_health();
+    assert_eq!((health.verified, health.unverified), (1, sealed - 1));
+    // Everything, then: each index verified once, the damaged one rebuilt.
+    assert_lookups(&log, &all);
+    let health = log.index_health();
+    assert_eq!((health.verified, health.unverified), (sealed, 0));
+    assert_eq!(
+        health.rebuilt,
+        vec![(3, "section B (keys) checksum mismatch".to_owned())]
+    );
+    assert_eq!(std::fs::read(index_path(dir.path(), 3)).unwrap(), idx);
+}
+
+#[test]
+fn a_lookup_in_a_damaged_unverified_segment_gets_the_right_record_after_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    let path = index_path(dir.path(), 2);
+    let pristine = std::fs::read(&path).unwrap();
+    let in_two: Vec<_> = all.iter().filter(|r| r.1.segment() == 2).collect();
+    let target = in_two[in_two.len() / 2];
+    let ordinal = (in_two.len() / 2) as u32;
+    // The top byte of the target's key: in this file, a binary search would miss it.
+    flip(&path, key_entry_of(&pristine, ordinal) as u64 + 7);
+    let log = Log::open(dir.path(), NO_SCRUB).unwrap();
+    assert_eq!(log.recovery().rebuilt_indexes, vec![]);
+    let got = log.get(&target.0).expect("found through the rebuilt index");
+    assert_eq!((got.location(), got.bytes()), (target.1, &target.2[..]));
+    let health = log.index_health();
+    assert_eq!(
+        health.rebuilt,
+        vec![(2, "section B (keys) checksum mismatch".to_owned())]
+    );
+    assert_eq!(health.unusable, vec![]);
+    assert_eq!(std::fs::read(&path).unwrap(), pristine, "written anew");
+    assert!(log.contains(&target.0));
+    assert_eq!(log.ordinal(target.1), Some(ordinal));
+    assert!(
+        !log.append_v2(&target.2).unwrap().inserted,
+        "not stored twice"
+    );
+    assert_lookups(&log, &all);
+    assert_eq!(log.index_health().rebuilt.len(), 1, "rebuilt once");
+    drop(log);
+    let log = Log::open(dir.path(), NO_SCRUB).unwrap();
+    assert_lookups(&log, &all);
+    let health = log.index_health();
+    assert_eq!((health.rebuilt, health.unverified), (vec![], 0));
+}
+
+#[test]
+fn the_scrub_verifies_every_index_file_and_rebuilds_damaged_ones_without_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 600);
+    let sealed = sealed_segments(&all);
+    let damaged = [
+        (4, "section A (offsets) checksum mismatch"),
+        (1, "section B (keys) checksum mismatch"),
+    ];
+    let mut pristine = Vec::new();
+    for (n, _) in damaged {
+        let path = index_path(dir.path(), n);
+        let bytes = std::fs::read(&path).unwrap();
+        let at = if n == 4 {
+            idx_format::HEADER_LEN + 4 * 3 + 1
+        } else {
+            bytes.len() - 5
+        };
+        flip(&path, at as u64);
+        pristine.push((path, bytes));
+    }
+    let log = Log::open(dir.path(), SMALL).unwrap();
+    assert_eq!(log.recovery().rebuilt_indexes, vec![]);
+    let health = scrubbed(&log);
+    assert_eq!((health.verified, health.unverified), (sealed, 0));
+    // Newest first.
+    let expected: Vec<_> = damaged.iter().map(|(n, r)| (*n, (*r).to_owned())).collect();
+    assert_eq!(health.rebuilt, expected);
+    for (path, bytes) in &pristine {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+    assert_lookups(&log, &all);
+    assert_eq!(
+        log.index_health(),
+        health,
+        "lookups found nothing left to do"
+    );
+}
+
+#[test]
+fn lookups_racing_the_scrub_rebuild_a_damaged_index_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 600);
+    // Damage segment 0, the scrub's last: the lookups likely get there first.
+    let path = index_path(dir.path(), 0);
+    let len = std::fs::metadata(&path).unwrap().len();
+    flip(&path, len - 3);
+    for _ in 0..5 {
+        let log = Log::open(dir.path(), SMALL).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (log, all) = (&log, &all);
+                s.spawn(move || {
+                    for (id, loc, bytes) in all.iter().skip(t).step_by(4) {
+                        let r = log.get(id).unwrap_or_else(|| panic!("{loc:?}"));
+                        assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]));
+                    }
+                });
+            }
+        });
+        let health = scrubbed(&log);
+        assert_eq!(health.rebuilt.len(), 1, "{health:?}");
+        assert_eq!(health.unusable, vec![]);
+        drop(log);
+        flip(&path, len - 3);
+    }
+}
+
+#[test]
+fn a_damaged_index_of_a_damaged_segment_serves_nothing_of_it_and_never_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = small_log(dir.path(), 300);
+    let in_three: Vec<_> = all.iter().filter(|r| r.1.segment() == 3).cloned().collect();
+    let idx = index_path(dir.path(), 3);
+    let pristine = std::fs::read(&idx).unwrap();
+    flip(&idx, pristine.len() as u64 - 1);
+    // A body byte of one record of segment 3: its scan fails.
+    flip(
+        &segment_path(dir.path(), 3),
+        u64::from(in_three[1].1.offset()) + 9 + 32 + 2,
+    );
+    let log = Log::open(dir.path(), NO_SCRUB).unwrap();
+    assert_eq!(log.recovery().rebuilt_indexes, vec![]);
+    for (id, loc, _) in &in_three {
+        assert!(log.get(id).is_none(), "{loc:?}");
+        assert!(log.read(*loc).is_none());
+        assert_eq!(log.ordinal(*loc), None);
+    }
+    let health = log.index_health();
+    assert_eq!(health.rebuilt, vec![]);
+    assert_eq!(health.unusable.len(), 1);
+    assert_eq!(health.unusable[0].0, 3);
+    assert!(
+        health.unusable[0]
+            .1
+            .starts_with("section B (keys) checksum mismatch"),
+        "{:?}",
+        health.unusable
+    );
+    assert_eq!(
+        std::fs::read(&idx).unwrap()[..],
+        {
+            let mut b = pristine.clone();
+            *b.last_mut().unwrap() ^= 0x10;
+            b
+        }[..],
+        "left as it was"
+    );
+    let others: Contents = all.iter().filter(|r| r.1.segment() != 3).cloned().collect();
+    assert_same(&contents(&log), &others, "iteration skips segment 3");
+    for (id, loc, bytes) in &others {
+        assert_eq!(log.get(id).unwrap().bytes(), &bytes[..], "{loc:?}");
+    }
+    // A block of segment 3 arrives again: stored anew in the active segment.
+    let again = log.append_v2(&in_three[0].2).unwrap();
+    assert!(again.inserted);
+    assert_eq!(log.get(&in_three[0].0).unwrap().location(), again.location);
 }

@@ -4,10 +4,12 @@
 //! from read-only memory maps. Only the active (last) segment is indexed in memory; each sealed
 //! segment has an index file beside it (`NNNNNNNN.idx`, written when the segment is sealed),
 //! so the memory the index takes is bounded by one segment. Opening a log checks the sealed
-//! segments' index files instead of scanning their frames (frames of sealed segments are
-//! checksummed when read), scans the active segment, truncates its torn tail, and scans and
-//! re-indexes any sealed segment whose index file is missing or damaged; there is no
-//! clean-shutdown flag and no repair step. The byte layout, the recovery rules and what each
+//! segments' index files in O(1) each (header, lengths, seal) instead of scanning their frames
+//! (frames of sealed segments are checksummed when read), scans the active segment, truncates
+//! its torn tail, and scans and re-indexes any sealed segment whose index file is missing or
+//! fails those checks; there is no clean-shutdown flag and no repair step. The index files'
+//! sections are verified after the open, by a background scrub or by the first lookup in their
+//! segment, and a damaged one is rebuilt then (`scrub.rs`). The byte layout, the recovery rules and what each
 //! [`Durability`] risks are specified in `engine/FORMAT.md`.
 //!
 //! ```no_run
@@ -36,7 +38,7 @@ use std::fmt;
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -53,6 +55,7 @@ use segment::{Segment, SegmentTable};
 mod append;
 mod open;
 mod read;
+mod scrub;
 mod sync;
 mod types;
 
@@ -62,13 +65,16 @@ pub use sync::Durable;
 use sync::SyncState;
 use types::pos;
 pub use types::{
-    Appended, BlockId, Durability, Location, LogConfig, LogStats, Record, RecordKind, Recovery,
+    Appended, BlockId, Durability, IndexHealth, Location, LogConfig, LogStats, Record, RecordKind,
+    Recovery,
 };
 
 /// The append-only block log. Share it as `Arc<Log>`: every method takes `&self`.
 pub struct Log {
     inner: Arc<Inner>,
     syncer: Option<JoinHandle<()>>,
+    /// The index scrub (`log-idx-scrub`), stopped and joined on drop.
+    scrub: Option<JoinHandle<()>>,
 }
 
 impl fmt::Debug for Log {
@@ -97,6 +103,14 @@ struct Inner {
     /// See [`Log::max_records_per_segment`].
     max_records_per_segment: u32,
     recovery: Recovery,
+    /// Index files found at open whose sections were verified since.
+    idx_verified: AtomicU32,
+    /// Index files rebuilt and segments left unindexed since the open began.
+    idx_report: Mutex<scrub::IdxReport>,
+    /// Tells the scrub to stop (the log is dropped).
+    scrub_stop: AtomicBool,
+    /// Set by the scrub once it went through every sealed segment.
+    scrub_done: AtomicBool,
     /// Told how long each commit fsync took (see [`Log::observe_timings`]).
     timings: OnceLock<Arc<dyn TimingObserver>>,
     /// The directory's `LOCK` file, locked exclusively while the log is open (released by
@@ -265,6 +279,11 @@ impl Log {
 
 impl Drop for Log {
     fn drop(&mut self) {
+        // The scrub stops before its next segment: the wait is one segment's check at most.
+        self.inner.scrub_stop.store(true, Ordering::Release);
+        if let Some(handle) = self.scrub.take() {
+            let _ = handle.join();
+        }
         lock(&self.inner.sync).shutdown = true;
         self.inner.work.notify_all();
         if let Some(handle) = self.syncer.take() {

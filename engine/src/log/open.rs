@@ -1,5 +1,6 @@
-//! Opening a log: the directory lock, the scan of every segment and the recovery rules
-//! (torn tail truncated, corruption refused; `engine/FORMAT.md`).
+//! Opening a log: the directory lock, the O(1) checks of the sealed segments' index files, the
+//! scan of the active segment (and of sealed ones without a usable index file) and the
+//! recovery rules (torn tail truncated, corruption refused; `engine/FORMAT.md`).
 
 use super::*;
 
@@ -149,12 +150,16 @@ struct Active {
 impl Log {
     /// Opens the log in `dir`, creating it if needed, and recovers it.
     ///
-    /// A sealed segment whose index file is valid is not scanned (its frames are verified
-    /// when read). The active (last) segment, and any sealed segment whose index file is
-    /// missing or damaged, is scanned and every frame's checksum verified; such a sealed
-    /// segment must be intact and gets its index file written anew. In the active segment, the
-    /// first bytes that are not an intact frame and everything after them are a torn tail and
-    /// are cut off. [`Log::recovery`] reports what was scanned, rebuilt and cut.
+    /// A sealed segment whose index file passes the O(1) checks (header, lengths, seal, first
+    /// and last record bounds) is not scanned (its frames are verified when read), and the
+    /// index file's sections are not read: they are verified after the open, by the
+    /// `log-idx-scrub` thread or by the first lookup in the segment, and a damaged file is
+    /// rebuilt then ([`Log::index_health`]). The active (last) segment, and any sealed segment
+    /// whose index file is missing or fails those checks, is scanned and every frame's
+    /// checksum verified; such a sealed segment must be intact and gets its index file written
+    /// anew. In the active segment, the first bytes that are not an intact frame and everything
+    /// after them are a torn tail and are cut off. [`Log::recovery`] reports what was scanned,
+    /// rebuilt and cut.
     ///
     /// # Errors
     /// I/O errors, [`LogError::Corrupted`] for damage outside the active segment's tail,
@@ -202,9 +207,11 @@ impl Log {
             } else {
                 match SealedIndex::open(&dir, &seg, size) {
                     Ok(sealed) => {
-                        // A sealed segment with a valid index file: not scanned.
+                        // A sealed segment whose index file passed the O(1) checks: not
+                        // scanned; the index's sections are verified before first use.
                         sealed_records = sealed_records.saturating_add(u64::from(sealed.count()));
-                        seg.install_index(sealed);
+                        recovery.unverified_indexes = recovery.unverified_indexes.saturating_add(1);
+                        seg.install_index(sealed, false);
                         segments.install(seg)?;
                         continue;
                     }
@@ -226,7 +233,7 @@ impl Log {
                     recovery.rebuilt_indexes.push((n, why));
                     let sealed = SealedIndex::write(&dir, &seg, &offsets, seal_at, size)?;
                     sealed_records = sealed_records.saturating_add(u64::from(count));
-                    seg.install_index(sealed);
+                    seg.install_index(sealed, true);
                     segments.install(seg)?;
                     continue;
                 }
@@ -313,7 +320,13 @@ impl Log {
             sealed_records,
         );
         recovery.records = index.len();
+        let idx_report = scrub::IdxReport {
+            rebuilt: recovery.rebuilt_indexes.clone(),
+            unusable: Vec::new(),
+        };
+        let unverified = recovery.unverified_indexes;
         let head = pos(writer.segment, writer.offset);
+        let writer_segment = writer.segment;
         let inner = Arc::new(Inner {
             dir,
             config,
@@ -332,9 +345,14 @@ impl Log {
             corrupt_reads: AtomicU64::new(0),
             max_records_per_segment: max_records_per_segment(largest_size),
             recovery,
+            idx_verified: AtomicU32::new(0),
+            idx_report: Mutex::new(idx_report),
+            scrub_stop: AtomicBool::new(false),
+            scrub_done: AtomicBool::new(unverified == 0),
             timings: OnceLock::new(),
             _lock: lock,
         });
+        let active = writer_segment;
         let syncer_dir = inner.dir.clone();
         let syncer = match config.durability {
             Durability::EveryAppend => None,
@@ -348,6 +366,26 @@ impl Log {
                 Some(handle)
             }
         };
-        Ok(Self { inner, syncer })
+        let scrub = if config.scrub && unverified > 0 {
+            let inner = Arc::clone(&inner);
+            let spawned = std::thread::Builder::new()
+                .name("log-idx-scrub".into())
+                .spawn(move || inner.run_scrub(active));
+            match spawned {
+                Ok(handle) => Some(handle),
+                Err(e) => {
+                    // Lookups verify each index file before its first use anyway.
+                    tracing::warn!(error = %e, "cannot start the index scrub thread");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Self {
+            inner,
+            syncer,
+            scrub,
+        })
     }
 }

@@ -1,8 +1,9 @@
 //! Reading records: lookups by id and location, and iteration in append order.
 //!
 //! The active segment is looked up in the in-memory [`Index`]; sealed segments, newest first,
-//! in their index files. Frames of sealed segments are checksummed on every read (the open
-//! does not scan them); a damaged one is never handed out.
+//! in their index files, each verified before its first use (`scrub.rs`). Frames of sealed
+//! segments are checksummed on every read (the open does not scan them); a damaged one is
+//! never handed out.
 
 use std::sync::RwLockReadGuard;
 
@@ -36,7 +37,9 @@ impl Log {
             let Some(seg) = segments.get(number) else {
                 continue;
             };
-            let Some(sealed) = seg.sealed_index() else {
+            // Verified first if the scrub has not got to it yet; a segment that cannot be
+            // indexed serves nothing.
+            let Some(sealed) = self.inner.sealed_index(seg) else {
                 continue;
             };
             for offset in sealed.offsets_with_key(key) {
@@ -114,11 +117,8 @@ impl Log {
                 std::cmp::Ordering::Less => {}
             }
         }
-        self.inner
-            .segments
-            .get(location.segment)?
-            .sealed_index()?
-            .ordinal_of(location.offset)
+        let seg = self.inner.segments.get(location.segment)?;
+        self.inner.sealed_index(seg)?.ordinal_of(location.offset)
     }
 
     /// The position one past the last appended record: where the next append goes unless it
@@ -131,7 +131,7 @@ impl Log {
     /// The record at `e`, known to start a frame; verified if its segment is sealed.
     pub(super) fn record(&self, e: Entry) -> Option<Record<'_>> {
         let seg = self.inner.segments.get(e.segment)?;
-        let parts = if seg.sealed_index().is_some() {
+        let parts = if seg.is_sealed() {
             self.verified(seg, e.offset)?
         } else {
             frames::parts_at(seg.bytes(), e.offset)?
@@ -169,8 +169,9 @@ impl Log {
                 (from.segment, ordinal)
             }
         };
+        // Header counts (checked against the seals at open): no index needs verifying here.
         let before: u64 = (0..start.0)
-            .filter_map(|n| self.sealed(n))
+            .filter_map(|n| self.inner.segments.get(n)?.installed_index())
             .map(|s| u64::from(s.count()))
             .sum();
         Iter {
@@ -185,9 +186,9 @@ impl Log {
         }
     }
 
-    /// The index file of sealed segment `n`.
+    /// The verified index of sealed segment `n` (see [`Inner::sealed_index`]).
     fn sealed(&self, n: u32) -> Option<&idx_file::SealedIndex> {
-        self.inner.segments.get(n)?.sealed_index()
+        self.inner.sealed_index(self.inner.segments.get(n)?)
     }
 
     /// Appends to `buf` the entries of segment `segment` with ordinals `from..` (at most

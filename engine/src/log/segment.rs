@@ -10,7 +10,7 @@ use memmap2::Mmap;
 
 use super::error::LogError;
 use super::format;
-use super::idx_file::SealedIndex;
+use super::idx_file::{IdxState, SealedIndex};
 
 /// Segments per chunk of the [`SegmentTable`].
 const CHUNK: usize = 256;
@@ -28,8 +28,11 @@ pub(crate) struct Segment {
     pub(crate) file: File,
     /// The whole file, `size` bytes.
     pub(crate) map: Mmap,
-    /// The segment's index file, set once the segment is sealed and the file is durable.
+    /// The segment's index file, set once the segment is sealed and the file is durable (or
+    /// found valid in O(1) at open).
     sealed: OnceLock<SealedIndex>,
+    /// Whether `sealed` is verified (its sections read), set once; see [`IdxState`].
+    idx_state: OnceLock<IdxState>,
 }
 
 impl Segment {
@@ -43,14 +46,47 @@ impl Segment {
         parse_numbered(name, ".seg")
     }
 
-    /// The index of this segment, if it is sealed and indexed on disk.
-    pub(crate) fn sealed_index(&self) -> Option<&SealedIndex> {
+    /// The index installed for this sealed segment, verified or not: for its header fields
+    /// (checked against the segment at open), never for lookups (see
+    /// [`Segment::checked_index`]).
+    pub(crate) fn installed_index(&self) -> Option<&SealedIndex> {
         self.sealed.get()
     }
 
+    /// Whether the segment is sealed (an index is installed).
+    pub(crate) fn is_sealed(&self) -> bool {
+        self.sealed.get().is_some()
+    }
+
+    /// Whether the segment's installed index has not been verified yet.
+    pub(crate) fn is_unverified(&self) -> bool {
+        self.is_sealed() && self.idx_state.get().is_none()
+    }
+
     /// Attaches the (durable) index file of this sealed segment; a second one is dropped.
-    pub(crate) fn install_index(&self, index: SealedIndex) {
-        let _ = self.sealed.set(index);
+    /// `verified`: written by this process from frames it verified (at a roll or a rebuild),
+    /// so its sections need no check; otherwise it is unverified until
+    /// [`Segment::checked_index`] runs.
+    pub(crate) fn install_index(&self, index: SealedIndex, verified: bool) {
+        if self.sealed.set(index).is_ok() && verified {
+            let _ = self.idx_state.set(IdxState::Verified);
+        }
+    }
+
+    /// The index to look this sealed segment's records up in: the installed one once its
+    /// sections are verified, the rebuilt one if it was damaged, none if the segment is not
+    /// sealed or could not be indexed. An unverified index is checked by `check` first,
+    /// once: a concurrent caller waits for that check instead of repeating it.
+    pub(crate) fn checked_index(
+        &self,
+        check: impl FnOnce(&SealedIndex) -> IdxState,
+    ) -> Option<&SealedIndex> {
+        let installed = self.sealed.get()?;
+        match self.idx_state.get_or_init(|| check(installed)) {
+            IdxState::Verified => Some(installed),
+            IdxState::Rebuilt(rebuilt) => Some(rebuilt),
+            IdxState::Unusable => None,
+        }
     }
 
     /// Opens an existing segment file for reading and writing and maps it.
@@ -97,6 +133,7 @@ impl Segment {
             file,
             map,
             sealed: OnceLock::new(),
+            idx_state: OnceLock::new(),
         })
     }
 
@@ -143,6 +180,7 @@ impl Segment {
             file,
             map,
             sealed,
+            idx_state,
         } = self;
         // The map must be gone before the file shrinks: pages past the new end would fault.
         drop(map);
@@ -159,6 +197,7 @@ impl Segment {
             file,
             map,
             sealed,
+            idx_state,
         })
     }
 }

@@ -7,6 +7,7 @@ use super::*;
 pub(super) const FAST: LogConfig = LogConfig {
     segment_size: 1 << 20,
     durability: Durability::Deferred { interval_ms: 1000 },
+    scrub: true,
 };
 
 pub(super) fn block(i: u64) -> Vec<u8> {

@@ -136,6 +136,7 @@ impl Default for Durability {
 pub struct LogConfig {
     pub(super) segment_size: u32,
     pub(super) durability: Durability,
+    pub(super) scrub: bool,
 }
 
 impl Default for LogConfig {
@@ -145,6 +146,7 @@ impl Default for LogConfig {
         Self {
             segment_size: 64 << 20,
             durability: Durability::default(),
+            scrub: true,
         }
     }
 }
@@ -162,6 +164,15 @@ impl LogConfig {
     #[must_use]
     pub const fn with_durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
+        self
+    }
+
+    /// Whether [`Log::open`] starts the background thread that verifies the sealed segments'
+    /// index files (`log-idx-scrub`; on by default). Without it an index file is verified
+    /// when a lookup first needs its segment. For tests.
+    #[must_use]
+    pub const fn with_index_scrub(mut self, scrub: bool) -> Self {
+        self.scrub = scrub;
         self
     }
 
@@ -199,9 +210,34 @@ pub struct Recovery {
     /// Segments whose frames were read and verified: the active one, and sealed segments
     /// without a usable index file. A sealed segment with a valid index file is not scanned.
     pub scanned_segments: u32,
-    /// Sealed segments whose index file was missing or damaged, with the reason; each was
-    /// scanned and its index file written anew.
+    /// Sealed segments whose index file was missing or failed the checks made at open (header,
+    /// lengths, seal; see `engine/FORMAT.md`), with the reason; each was scanned and its index
+    /// file written anew. Damage found later in an index file's sections is reported by
+    /// [`Log::index_health`].
     pub rebuilt_indexes: Vec<(u32, String)>,
+    /// Sealed segments opened from their index file without reading its sections (checked
+    /// by the background scrub or the first lookup in the segment, see
+    /// [`Log::index_health`]).
+    pub unverified_indexes: u32,
+}
+
+/// The state of the sealed segments' index files since the open (see [`Log::index_health`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexHealth {
+    /// Index files found at open whose sections have been verified since (by the scrub or a
+    /// lookup), valid or not. Files written by this process are not counted.
+    pub verified: u32,
+    /// Index files found at open whose sections are not verified yet.
+    pub unverified: u32,
+    /// Every index file rebuilt since the open began, with the reason: those rebuilt by the
+    /// open ([`Recovery::rebuilt_indexes`]), then those whose sections were found damaged
+    /// later.
+    pub rebuilt: Vec<(u32, String)>,
+    /// Sealed segments whose index file was damaged and whose scan failed too, with the
+    /// reason: none of their records is served.
+    pub unusable: Vec<(u32, String)>,
+    /// Whether the scrub went through every sealed segment found at open.
+    pub scrub_done: bool,
 }
 
 /// Sizes of the log.

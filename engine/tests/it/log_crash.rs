@@ -205,6 +205,10 @@ fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> Reopened {
         assert!(seen.insert(id), "cycle {cycle}: {id:?} stored twice");
     }
     assert_eq!(seen.len() as u64, log.len());
+    // Every lookup above verified the index file it used: none was damaged.
+    let health = log.index_health();
+    assert_eq!(health.rebuilt, recovery.rebuilt_indexes, "cycle {cycle}");
+    assert_eq!(health.unusable, vec![], "cycle {cycle}");
     Reopened {
         torn_tails: u32::from(recovery.truncated_at.is_some()),
         rebuilt_indexes: recovery.rebuilt_indexes.len() as u32,
