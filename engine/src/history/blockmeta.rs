@@ -185,11 +185,12 @@ fn check_header(segment: u32, bytes: &[u8]) -> Result<u32, String> {
     Ok(slots)
 }
 
-/// One segment's metadata file, mapped whole.
+/// One segment's metadata file, mapped whole. Its descriptor is closed once mapped (the map
+/// keeps the file); syncing and growing open it again by name, so the files cost the node no
+/// descriptors.
 #[derive(Debug)]
 struct MetaFile {
     path: PathBuf,
-    file: File,
     map: MmapMut,
     slots: u32,
     dirty: bool,
@@ -223,7 +224,6 @@ impl MetaFile {
         let slots = check_header(segment, &map).map_err(damaged)?;
         Ok(Self {
             path,
-            file,
             map,
             slots,
             dirty: false,
@@ -351,10 +351,14 @@ impl BlockMetaFiles {
         if slot >= f.slots as usize {
             // A segment larger than the configured size (configured smaller since): grow.
             let slots = u32::try_from(slot + 1).unwrap_or(u32::MAX);
-            f.file
-                .set_len(HEADER_LEN as u64 + u64::from(slots) * SLOT_LEN as u64)
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&f.path)
+                .map_err(|e| HistoryError::io("opening", &f.path, e))?;
+            file.set_len(HEADER_LEN as u64 + u64::from(slots) * SLOT_LEN as u64)
                 .map_err(|e| HistoryError::io("growing", &f.path, e))?;
-            f.map = MetaFile::map(&f.file).map_err(|e| HistoryError::io("mapping", &f.path, e))?;
+            f.map = MetaFile::map(&file).map_err(|e| HistoryError::io("mapping", &f.path, e))?;
             let h = header(segment, slots);
             f.map[..HEADER_LEN].copy_from_slice(&h);
             f.slots = slots;
@@ -406,10 +410,9 @@ impl Archive for BlockMetaFiles {
     fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError> {
         let mut out = Vec::new();
         for f in self.files.values_mut().filter(|f| f.dirty) {
-            // `fsync` of the file writes back the pages dirtied through the shared map.
-            let handle = f
-                .file
-                .try_clone()
+            // `fsync` of the file (any descriptor of it) writes back the pages dirtied
+            // through the shared map.
+            let handle = File::open(&f.path)
                 .map_err(|e| ArchiveError(format!("{}: {e}", f.path.display())))?;
             out.push((f.path.clone(), handle));
             f.dirty = false;

@@ -31,8 +31,10 @@ pub(crate) struct SealedIndex {
 /// Where the bytes of an index live.
 #[derive(Debug)]
 enum Bytes {
-    /// The file, mapped whole; the `File` is kept open as long as the map lives.
-    Mapped { _file: File, map: Mmap },
+    /// The file, mapped whole. Its descriptor is closed once mapped (the map keeps the file):
+    /// an index file is never written after its rename, so a segment costs no descriptor
+    /// for its index.
+    Mapped(Mmap),
     /// Built in memory (a rebuild whose file could not be written).
     Owned(Vec<u8>),
 }
@@ -40,7 +42,7 @@ enum Bytes {
 impl Bytes {
     fn get(&self) -> &[u8] {
         match self {
-            Self::Mapped { map, .. } => map,
+            Self::Mapped(map) => map,
             Self::Owned(v) => v,
         }
     }
@@ -100,7 +102,7 @@ impl SealedIndex {
         let map = segment::map(&file, &path).map_err(|e| e.to_string())?;
         let header = layout::decode_header(&map, seg.number)?;
         let index = Self {
-            bytes: Bytes::Mapped { _file: file, map },
+            bytes: Bytes::Mapped(map),
             header,
         };
         index.check(seg, size)?;
@@ -206,7 +208,7 @@ impl SealedIndex {
         segment::sync_dir(dir)?;
         let map = segment::map(&file, &path)?;
         Ok(Self {
-            bytes: Bytes::Mapped { _file: file, map },
+            bytes: Bytes::Mapped(map),
             header,
         })
     }
