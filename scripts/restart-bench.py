@@ -172,13 +172,15 @@ def run_one(binary: str, load: str, blocks: int, work: str) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--old", required=True)
+    p.add_argument("--old", help="the old binary (omit to measure only the new one)")
     p.add_argument("--new", required=True)
     p.add_argument("--load", required=True)
     p.add_argument("--blocks", type=int, nargs="+", default=[1_000_000, 5_000_000])
     a = p.parse_args()
     for blocks in a.blocks:
         for name, binary in (("old", a.old), ("new", a.new)):
+            if binary is None:
+                continue
             work = tempfile.mkdtemp(prefix="restart-bench-")
             try:
                 row = run_one(binary, a.load, blocks, work)
