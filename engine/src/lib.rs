@@ -7,7 +7,8 @@
 //!   the milestone journal, checkpoints), so memory follows the live tangle and a restart
 //!   opens state instead of rebuilding it;
 //! - `tangle`: block metadata, solidification, tips, the white-flag cone walk;
-//! - `utxo`: the columnar UTXO ledger with per-milestone diffs;
+//! - `utxo`: the columnar UTXO ledger (its per-milestone diffs are read from the milestone
+//!   journal of `history`);
 //! - `semantic`: TIP-20 semantic validation of one transaction;
 //! - `whiteflag`: milestone confirmation (TIP-2) and Merkle roots;
 //! - `richlist`: incremental per-address balances, top-N at any kept index;

@@ -8,9 +8,8 @@
 //!
 //! A milestone is applied with [`Ledger::apply`]: every check runs before
 //! anything is changed, so the ledger moves by exactly one index or not at
-//! all, and the milestone's diff (created and consumed rows) is kept.
-
-use std::collections::HashMap;
+//! all. The milestone's diff (created and consumed outputs) is not kept here: the engine
+//! journals it (`crate::history::Journal`) and reads it back from there.
 
 // foldhash-backed map for the hot lookups (address and output ids).
 use hashbrown::HashMap as FastMap;
@@ -119,17 +118,6 @@ pub struct Spent {
     pub transaction_id: [u8; 32],
 }
 
-/// The created and consumed outputs of one milestone.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Diff {
-    /// Milestone timestamp.
-    pub timestamp: u32,
-    /// Rows created.
-    pub created: Vec<u32>,
-    /// Rows consumed.
-    pub consumed: Vec<u32>,
-}
-
 /// Why a milestone could not be applied. Nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -169,7 +157,6 @@ pub struct Ledger {
     loc: Vec<BytesLoc>,
     addresses: AddressDict,
     ledger_index: u32,
-    diffs: HashMap<u32, Diff>,
     unspent: usize,
 }
 
@@ -289,12 +276,8 @@ impl Ledger {
             };
             spent_rows.push(row);
         }
-        let mut diff = Diff {
-            timestamp,
-            ..Diff::default()
-        };
         for o in created {
-            diff.created.push(self.push(o, index, timestamp));
+            self.push(o, index, timestamp);
         }
         for ((id, tx), row) in consumed.iter().zip(spent_rows) {
             let Some(row) = row.or_else(|| self.rows.get(id).copied()) else {
@@ -305,9 +288,7 @@ impl Ledger {
             self.spent_ts[r] = timestamp;
             self.spent_tx[r] = *tx;
             self.unspent -= 1;
-            diff.consumed.push(row);
         }
-        self.diffs.insert(index, diff);
         self.ledger_index = index;
         Ok(())
     }
@@ -354,11 +335,6 @@ impl Ledger {
             .is_some_and(|r| self.spent_index[*r as usize] == 0)
     }
 
-    /// The diff of milestone `index`.
-    pub fn diff(&self, index: u32) -> Option<&Diff> {
-        self.diffs.get(&index)
-    }
-
     /// Unspent rows owned by `address` (a scan; for tests and tools).
     pub fn unspent_of(&self, address: &AddressBytes) -> Vec<u32> {
         let Some(id) = self.addresses.get(address) else {
@@ -395,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn applies_a_milestone_and_records_its_diff() {
+    fn applies_a_milestone() {
         let mut l = Ledger::new(0);
         l.book_genesis(&[out(1, 0, 100, 1)], 0).unwrap();
         let a = out(2, 0, 60, 2);
@@ -419,8 +395,6 @@ mod tests {
             (row.booked_index, row.booked_timestamp, row.amount),
             (1, 10, 60)
         );
-        assert_eq!(l.diff(1).unwrap().created.len(), 2);
-        assert_eq!(l.diff(1).unwrap().consumed, vec![0]);
     }
 
     #[test]

@@ -158,6 +158,11 @@ pub(crate) struct Journal {
     end: u64,
     /// The index the next entry must have.
     next_index: u32,
+    /// The index of the first entry.
+    first_index: u32,
+    /// Where each entry starts, by index from `first_index` (8 bytes per milestone: what a
+    /// milestone's answers need to find its entry).
+    offsets: Vec<u64>,
     buf: Vec<u8>,
 }
 
@@ -185,6 +190,8 @@ impl Journal {
             file,
             end: HEADER_LEN,
             next_index: first_index,
+            first_index,
+            offsets: Vec::new(),
             buf: Vec::new(),
         })
     }
@@ -215,6 +222,7 @@ impl Journal {
             ));
         }
         let mut entries = Vec::new();
+        let mut offsets = Vec::new();
         let mut at = HEADER_LEN as usize;
         let mut next = first_index;
         while next <= upto {
@@ -242,6 +250,7 @@ impl Journal {
                 )));
             }
             entries.push(entry);
+            offsets.push(at as u64);
             at += FRAME_HEADER_LEN + len;
             next += 1;
         }
@@ -260,6 +269,8 @@ impl Journal {
                 file,
                 end,
                 next_index: next,
+                first_index,
+                offsets,
                 buf: Vec::new(),
             },
             entries,
@@ -299,9 +310,58 @@ impl Journal {
         let frame = buf.len() as u64;
         self.buf = buf;
         written.map_err(|e| HistoryError::io("writing", &self.path, e))?;
+        self.offsets.push(self.end);
         self.end += frame;
         self.next_index += 1;
         Ok(())
+    }
+
+    /// The entry of milestone `index`, read back from the file; `None` for an index the
+    /// journal does not hold.
+    ///
+    /// # Errors
+    /// A failed read, or an entry that fails its checksum or does not decode (naming the file).
+    pub(crate) fn read_entry(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
+        let Some(at) = index
+            .checked_sub(self.first_index)
+            .and_then(|k| self.offsets.get(k as usize))
+            .copied()
+        else {
+            return Ok(None);
+        };
+        let damaged = |why: String| HistoryError::Damaged {
+            path: self.path.clone(),
+            why,
+        };
+        let mut frame = [0u8; FRAME_HEADER_LEN];
+        self.file
+            .read_exact_at(&mut frame, at)
+            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
+        let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
+        let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
+        if at + (FRAME_HEADER_LEN + len) as u64 > self.end {
+            return Err(damaged(format!(
+                "entry of milestone {index} runs past the end"
+            )));
+        }
+        let mut body = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut body, at + FRAME_HEADER_LEN as u64)
+            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
+        if crc32fast::hash(&body) != crc {
+            return Err(damaged(format!(
+                "entry of milestone {index} fails its checksum (offset {at})"
+            )));
+        }
+        let entry = JournalEntry::decode(&body)
+            .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
+        if entry.index != index {
+            return Err(damaged(format!(
+                "entry at offset {at} is milestone {}, expected {index}",
+                entry.index
+            )));
+        }
+        Ok(Some(entry))
     }
 
     /// A handle that makes every entry appended so far durable when synced.
@@ -361,7 +421,15 @@ mod tests {
         drop(j);
         let (mut j, got) = Journal::open_upto(&path, 1, 3).unwrap();
         assert_eq!(got, (1..=3).map(entry).collect::<Vec<_>>());
+        assert_eq!(j.read_entry(2).unwrap(), Some(entry(2)));
+        assert_eq!(
+            j.read_entry(4).unwrap(),
+            None,
+            "cut after the checkpoint's index"
+        );
         j.append(&entry(4)).unwrap();
+        assert_eq!(j.read_entry(4).unwrap(), Some(entry(4)));
+        assert_eq!(j.read_entry(0).unwrap(), None);
         drop(j);
         let (_, got) = Journal::open_upto(&path, 1, 4).unwrap();
         assert_eq!(got.len(), 4);

@@ -482,20 +482,13 @@ impl Engine {
     }
 
     /// The outputs milestone `index` created and consumed, in booking order; `None` for a
-    /// milestone this node has not confirmed.
+    /// milestone this node has not confirmed (or whose journal entry cannot be read: logged).
     pub fn utxo_changes(&self, index: u32) -> Option<UtxoChanges> {
-        let st = self.read();
-        st.milestones.get(&index)?;
-        let diff = st.ledger.diff(index)?;
-        let ids = |rows: &[u32]| -> Vec<OutputId> {
-            rows.iter()
-                .filter_map(|r| st.ledger.row(*r).map(|row| row.output_id))
-                .collect()
-        };
+        let (created, consumed) = self.milestone_diff(index)?;
         Some(UtxoChanges {
             index,
-            created: ids(&diff.created),
-            consumed: ids(&diff.consumed),
+            created,
+            consumed,
         })
     }
 
@@ -549,16 +542,23 @@ impl Engine {
         self.coordinator.as_ref().map(SigningKey::public_key)
     }
 
-    /// The ledger's diff of milestone `index`: (created, consumed) output ids.
+    /// The ledger's diff of milestone `index`: (created, consumed) output ids, in booking
+    /// order, read from the milestone journal (`crate::history`): diffs are not kept in
+    /// memory.
     pub fn milestone_diff(&self, index: u32) -> Option<MilestoneDiff> {
         let st = self.read();
-        let d = st.ledger.diff(index)?;
-        let ids = |rows: &[u32]| {
-            rows.iter()
-                .filter_map(|r| st.ledger.row(*r).map(|o| o.output_id))
-                .collect()
-        };
-        Some((ids(&d.created), ids(&d.consumed)))
+        st.milestones.get(&index)?;
+        match st.journal.read_entry(index) {
+            Ok(Some(e)) => Some((
+                e.created.iter().map(|o| o.output_id).collect(),
+                e.consumed.iter().map(|(id, _)| *id).collect(),
+            )),
+            Ok(None) => None,
+            Err(err) => {
+                tracing::error!(index, "milestone diff not served: {err}");
+                None
+            }
+        }
     }
 
     /// Every block's inclusion state (for tests and tools).
