@@ -26,19 +26,14 @@ import re
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.request
 
+from nodeproc import free_port
+
 TAGGED = json.dumps({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x01", "data": "0x"}}).encode()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(method: str, url: str, body: bytes | None = None, timeout: float = 5):

@@ -265,23 +265,25 @@ impl Tangle {
         let Some(record) = self.archive.locate(id) else {
             return Ok(None);
         };
-        let found = self.archive.read(id, record)?;
-        Ok(found
-            .filter(|a| a.referenced_by <= self.cmi)
-            .map(|a| (a, record)))
+        Ok(self.read_archived(id, record)?.map(|a| (a, record)))
     }
 
     /// [`Self::archived`] for a block whose log record is known.
     pub fn archived_at(&self, id: &BlockId, record: u64) -> Option<Archived> {
-        match self.archive.read(id, record) {
-            // Metadata written for a milestone above the CMI belongs to a confirmation that
-            // will be made again (a restart from an older checkpoint): not used until then.
-            Ok(found) => found.filter(|a| a.referenced_by <= self.cmi),
-            Err(e) => {
-                tracing::error!("block metadata not used: {e}");
-                None
-            }
-        }
+        self.read_archived(id, record).unwrap_or_else(|e| {
+            tracing::error!("block metadata not used: {e}");
+            None
+        })
+    }
+
+    /// The one rule for archived metadata: used only up to the CMI. Metadata written for a
+    /// milestone above it belongs to a confirmation that will be made again (a restart from
+    /// an older checkpoint).
+    fn read_archived(&self, id: &BlockId, record: u64) -> Result<Option<Archived>, ArchiveError> {
+        Ok(self
+            .archive
+            .read(id, record)?
+            .filter(|a| a.referenced_by <= self.cmi))
     }
 
     /// The archive's files written since the last call (see [`Archive::take_unsynced`]);
