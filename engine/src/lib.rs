@@ -78,8 +78,9 @@ pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
     BlockStatus, BroadcastHook, Engine, EngineConfig, GossipStored, MilestoneDiff, MilestoneInfo,
-    Opened, OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
-    V3Submitted, DEFAULT_CHECKPOINT_INTERVAL,
+    Opened, OutputRead, PowStep, Prepared, PruneError, PruneTarget, PruningConfig, Submitted,
+    SyncState, UtxoChanges, V2Draft, V2Fields, V3Submitted, DEFAULT_CHECKPOINT_INTERVAL,
+    PRUNING_MARGIN, PRUNING_MIN_STEP,
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;

@@ -335,6 +335,38 @@ impl Ledger {
             .is_some_and(|r| self.spent_index[*r as usize] == 0)
     }
 
+    /// Forgets the outputs spent at or below milestone `index` (pruning: Hornet deletes the
+    /// outputs consumed by a pruned milestone with their spent records, and keeps every
+    /// unspent one). Rows are renumbered. Returns how many rows went.
+    pub fn forget_spent_through(&mut self, index: u32) -> usize {
+        let keep = |r: usize| self.spent_index[r] == 0 || self.spent_index[r] > index;
+        let kept: Vec<usize> = (0..self.output_id.len()).filter(|&r| keep(r)).collect();
+        let gone = self.output_id.len() - kept.len();
+        if gone == 0 {
+            return 0;
+        }
+        fn pick<T: Copy>(col: &[T], kept: &[usize]) -> Vec<T> {
+            kept.iter().map(|&r| col[r]).collect()
+        }
+        self.output_id = pick(&self.output_id, &kept);
+        self.block_id = pick(&self.block_id, &kept);
+        self.amount = pick(&self.amount, &kept);
+        self.owner = pick(&self.owner, &kept);
+        self.booked_index = pick(&self.booked_index, &kept);
+        self.booked_ts = pick(&self.booked_ts, &kept);
+        self.spent_index = pick(&self.spent_index, &kept);
+        self.spent_ts = pick(&self.spent_ts, &kept);
+        self.spent_tx = pick(&self.spent_tx, &kept);
+        self.loc = pick(&self.loc, &kept);
+        self.rows = self
+            .output_id
+            .iter()
+            .enumerate()
+            .filter_map(|(r, id)| Some((*id, u32::try_from(r).ok()?)))
+            .collect();
+        gone
+    }
+
     /// Unspent rows owned by `address` (a scan; for tests and tools).
     pub fn unspent_of(&self, address: &AddressBytes) -> Vec<u32> {
         let Some(id) = self.addresses.get(address) else {
@@ -427,5 +459,31 @@ mod tests {
             .unwrap();
         assert!(!l.is_unspent(&a.output_id));
         assert_eq!(l.unspent_count(), 0);
+    }
+
+    #[test]
+    fn forgets_only_outputs_spent_through_the_index() {
+        let mut l = Ledger::new(0);
+        l.book_genesis(&[out(1, 0, 100, 1), out(1, 1, 7, 3)], 0)
+            .unwrap();
+        let a = out(2, 0, 60, 2);
+        let b = out(2, 1, 40, 1);
+        let genesis = out(1, 0, 0, 0).output_id;
+        l.apply(1, 10, &[a.clone(), b.clone()], &[(genesis, [2; 32])])
+            .unwrap();
+        l.apply(2, 11, &[], &[(a.output_id, [3; 32])]).unwrap();
+        assert_eq!(l.forget_spent_through(0), 0);
+        assert_eq!(l.forget_spent_through(1), 1);
+        assert_eq!(l.get(&genesis), None);
+        // Spent after the index: kept, with its metadata.
+        let row = l.get(&a.output_id).unwrap();
+        assert_eq!(row.spent.map(|s| s.index), Some(2));
+        assert_eq!((row.amount, row.booked_index), (60, 1));
+        assert!(l.is_unspent(&b.output_id));
+        assert_eq!(l.unspent_of(&b.owner.unwrap()).len(), 1);
+        assert_eq!((l.rows(), l.unspent_count()), (3, 2));
+        assert_eq!(l.forget_spent_through(2), 1);
+        assert_eq!(l.get(&a.output_id), None);
+        assert_eq!(l.get(&out(1, 1, 0, 0).output_id).map(|r| r.amount), Some(7));
     }
 }

@@ -261,6 +261,27 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub api_max_pending_submits: Option<u64>,
 
+    /// Prune automatically to keep this many milestones below the confirmed one; 0 = off
+    /// [default: 0]. Counted from the confirmed milestone; pruning never goes closer than 20
+    /// milestones to it and moves at least 6 milestones at a time (Hornet's rules).
+    #[arg(long, env = "LEDGER_NODE_PRUNING_MILESTONES_TO_KEEP", value_name = "N")]
+    pub pruning_milestones_to_keep: Option<u32>,
+
+    /// Prune automatically when the data directory (block log and history) reaches this
+    /// size, in binary units like Hornet (30GB = 30 x 2^30 bytes); 0 = off [default: 30GB].
+    /// With --pruning-milestones-to-keep too, the larger target wins.
+    #[arg(long, env = "LEDGER_NODE_PRUNING_TARGET_SIZE", value_name = "SIZE")]
+    pub pruning_target_size: Option<String>,
+
+    /// Pruning by size goes this percentage below --pruning-target-size [default: 10].
+    #[arg(long, env = "LEDGER_NODE_PRUNING_THRESHOLD_PERCENTAGE", value_name = "P",
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub pruning_threshold_percentage: Option<u8>,
+
+    /// Seconds between two runs of pruning by size [default: 300].
+    #[arg(long, env = "LEDGER_NODE_PRUNING_COOLDOWN", value_name = "SECS")]
+    pub pruning_cooldown: Option<u64>,
+
     /// Least time between two fsyncs of the block log, in milliseconds (group commit: a
     /// submit is answered after the fsync that covers it; concurrent submits share one).
     /// 0 fsyncs as soon as the previous one ends: lower latency, more fsyncs per second
@@ -411,6 +432,14 @@ impl RunArgs {
             api_max_pending_submits: self
                 .api_max_pending_submits
                 .or(lower.api_max_pending_submits),
+            pruning_milestones_to_keep: self
+                .pruning_milestones_to_keep
+                .or(lower.pruning_milestones_to_keep),
+            pruning_target_size: self.pruning_target_size.or(lower.pruning_target_size),
+            pruning_threshold_percentage: self
+                .pruning_threshold_percentage
+                .or(lower.pruning_threshold_percentage),
+            pruning_cooldown: self.pruning_cooldown.or(lower.pruning_cooldown),
         }
     }
 }

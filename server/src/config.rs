@@ -98,6 +98,40 @@ pub struct NodeConfig {
     pub log_durability: ledger_engine::Durability,
     /// Peering (`None` with `--no-p2p`).
     pub p2p: Option<P2pConfig>,
+    /// Automatic pruning.
+    pub pruning: ledger_engine::PruningConfig,
+}
+
+/// Default of `--pruning-target-size` (Hornet's).
+pub const DEFAULT_PRUNING_TARGET_SIZE: &str = "30GB";
+/// Default of `--pruning-threshold-percentage` (Hornet's).
+pub const DEFAULT_PRUNING_THRESHOLD_PERCENTAGE: u8 = 10;
+/// Default of `--pruning-cooldown`, seconds (Hornet's 5 minutes).
+pub const DEFAULT_PRUNING_COOLDOWN_SECS: u64 = 300;
+
+/// The pruning settings of `args`, defaults filled in.
+fn pruning_config(args: &RunArgs) -> Result<ledger_engine::PruningConfig, ConfigError> {
+    let size = args
+        .pruning_target_size
+        .as_deref()
+        .unwrap_or(DEFAULT_PRUNING_TARGET_SIZE);
+    let target_size =
+        ledger_engine::PruneTarget::parse_size(size).map_err(|_| ConfigError::Invalid {
+            name: "pruning-target-size",
+            reason: "expected a size in binary units like 30GB (B, KB, MB, GB, TB), or 0 for off",
+        })?;
+    Ok(ledger_engine::PruningConfig {
+        milestones_to_keep: args.pruning_milestones_to_keep.unwrap_or(0),
+        target_size,
+        threshold_percentage: args
+            .pruning_threshold_percentage
+            .unwrap_or(DEFAULT_PRUNING_THRESHOLD_PERCENTAGE)
+            .min(100),
+        cooldown: Duration::from_secs(
+            args.pruning_cooldown
+                .unwrap_or(DEFAULT_PRUNING_COOLDOWN_SECS),
+        ),
+    })
 }
 
 impl NodeConfig {
@@ -122,6 +156,7 @@ impl NodeConfig {
 
     /// Fills in the defaults of merged settings and checks them.
     pub fn from_args(args: RunArgs) -> Result<Self, ConfigError> {
+        let pruning = pruning_config(&args)?;
         let pow_workers = at_least_one("pow-workers", args.pow_workers)?
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let api_body_limit =
@@ -231,6 +266,7 @@ impl NodeConfig {
         Ok(Self {
             p2p,
             api,
+            pruning,
             data_dir: args
                 .data_dir
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),

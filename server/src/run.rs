@@ -154,6 +154,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.milestone_threshold = config.milestone_threshold;
     engine_config.pow_workers = config.pow_workers;
     engine_config.indexer = config.indexer;
+    engine_config.pruning = config.pruning.clone();
     engine_config.durability = config.log_durability;
     Ok(Engine::open(engine_config)?)
 }

@@ -13,8 +13,8 @@ use super::{fsync_dir, Cursor, HistoryError};
 
 /// Magic of the checkpoint file.
 pub(crate) const MAGIC: [u8; 8] = *b"\x89LCKPT\r\n";
-/// Format version.
-pub(crate) const VERSION: u16 = 1;
+/// Format version. Version 1 (before pruning) has no pruning index and is read as index 0.
+pub(crate) const VERSION: u16 = 2;
 
 /// A restart's starting point.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,8 @@ pub(crate) struct Checkpoint {
     pub(crate) ledger_index: u32,
     /// Blocks referenced since genesis.
     pub(crate) referenced: u64,
+    /// The pruning index: nothing of milestones at or below it is served.
+    pub(crate) pruning_index: u32,
     /// The log position (`Location::to_u64`) from which every record is loaded again.
     pub(crate) tail: u64,
     /// Log records, before `tail`, of blocks not referenced at `ledger_index`, in log order.
@@ -40,6 +42,7 @@ impl Checkpoint {
         out.extend_from_slice(&self.genesis_index.to_le_bytes());
         out.extend_from_slice(&self.ledger_index.to_le_bytes());
         out.extend_from_slice(&self.referenced.to_le_bytes());
+        out.extend_from_slice(&self.pruning_index.to_le_bytes());
         out.extend_from_slice(&self.tail.to_le_bytes());
         let n = u64::try_from(self.unreferenced.len()).unwrap_or(u64::MAX);
         out.extend_from_slice(&n.to_le_bytes());
@@ -63,18 +66,20 @@ impl Checkpoint {
             return Err("not a checkpoint (magic)".into());
         }
         let version = u16::from_le_bytes(c.array()?);
-        if version != VERSION {
+        if version != 1 && version != VERSION {
             return Err(format!(
-                "format version {version}, this node reads {VERSION}"
+                "format version {version}, this node reads 1 to {VERSION}"
             ));
         }
         c.take(2)?;
         let genesis_index = c.u32()?;
         let ledger_index = c.u32()?;
         let referenced = c.u64()?;
+        let pruning_index = if version == 1 { 0 } else { c.u32()? };
+        let fixed = if version == 1 { 44 } else { 48 };
         let tail = c.u64()?;
         let n = usize::try_from(c.u64()?).map_err(|_| "record count")?;
-        if n.checked_mul(8) != Some(body.len().saturating_sub(44)) {
+        if n.checked_mul(8) != Some(body.len().saturating_sub(fixed)) {
             return Err(format!("{n} records do not fill the file"));
         }
         let mut unreferenced = Vec::with_capacity(n);
@@ -85,6 +90,7 @@ impl Checkpoint {
             genesis_index,
             ledger_index,
             referenced,
+            pruning_index,
             tail,
             unreferenced,
         })
@@ -153,6 +159,7 @@ mod tests {
             genesis_index: 1,
             ledger_index: 42,
             referenced: 1234,
+            pruning_index: 17,
             tail: (3 << 32) | 96,
             unreferenced: vec![(2 << 32) | 32, (2 << 32) | 500],
         };

@@ -39,6 +39,7 @@ impl Engine {
                 genesis_index: self.genesis.milestone_index,
                 ledger_index,
                 referenced: st.referenced,
+                pruning_index: self.pruning_index(),
                 tail,
                 unreferenced: st.tangle.unreferenced_records(),
             };

@@ -194,6 +194,9 @@ impl Engine {
                 tracing::error!(index = m.index, "checkpoint not written: {e}");
             }
         }
+        if replay == Replay::No {
+            self.prune_automatically();
+        }
         Ok(true)
     }
 }

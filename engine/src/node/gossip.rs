@@ -55,6 +55,8 @@ pub struct SyncState {
     pub confirmed: u32,
     /// The highest milestone index known: confirmed, or stored and waiting for its cone.
     pub latest: u32,
+    /// The pruning index: nothing at or below it is served (or asked of this node).
+    pub pruned: u32,
 }
 
 impl SyncState {
@@ -135,6 +137,7 @@ impl Engine {
         SyncState {
             confirmed: st.ledger.ledger_index(),
             latest: Self::latest_index(&st),
+            pruned: self.pruning_index(),
         }
     }
 

@@ -44,6 +44,7 @@ mod gossip;
 mod keys;
 mod open;
 mod prepare;
+mod prune;
 mod signatures;
 mod submit;
 
@@ -53,6 +54,7 @@ pub use gossip::{BroadcastHook, GossipStored, SyncState};
 use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
 pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
+pub use prune::{PruneError, PruneTarget, PruningConfig, PRUNING_MARGIN, PRUNING_MIN_STEP};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]
@@ -80,6 +82,8 @@ pub struct EngineConfig {
     /// Confirmed milestones between two checkpoints (at least 1): a restart after a crash
     /// loads again at most the blocks stored since the last one.
     pub checkpoint_interval: u32,
+    /// Automatic pruning (off by default).
+    pub pruning: PruningConfig,
 }
 
 /// Milestones between two checkpoints by default.
@@ -99,6 +103,7 @@ impl EngineConfig {
             pow_workers: 0,
             indexer: true,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            pruning: PruningConfig::default(),
         }
     }
 }
@@ -219,6 +224,8 @@ pub struct Engine {
     opened: OnceLock<Opened>,
     // Writes checkpoints off the confirmation path.
     checkpointer: checkpoint::Checkpointer,
+    // The pruning index, its lock and configuration.
+    pruning: prune::Pruning,
     genesis: Genesis,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,
@@ -328,7 +335,12 @@ impl Engine {
     // ---- queries -------------------------------------------------------
 
     /// The serialized block `id`, zero-copy from the log.
+    /// `None` for an unknown block, and for one pruned (see [`Self::pruning_index`]).
     pub fn block_bytes(&self, id: &BlockId) -> Option<&[u8]> {
+        let pruning_index = self.pruning_index();
+        if pruning_index > 0 && Self::is_pruned_block(&self.read(), pruning_index, id) {
+            return None;
+        }
         self.log.get(&LogId::V2(*id)).map(|r| r.bytes())
     }
 
@@ -357,6 +369,9 @@ impl Engine {
                     let Some((a, _)) = found else {
                         return Ok(None);
                     };
+                    if a.referenced_by <= self.pruning_index() {
+                        return Ok(None);
+                    }
                     let view = BlockView {
                         solid: true,
                         referenced_by: Some(a.referenced_by),
@@ -418,6 +433,9 @@ impl Engine {
     pub fn output(&self, id: &[u8; 34]) -> Option<OutputRead> {
         let st = self.read();
         let row = st.ledger.get(id)?;
+        if row.spent.is_some_and(|s| s.index <= self.pruning_index()) {
+            return None;
+        }
         let bytes = whiteflag::output_bytes(&self.log, &self.genesis.blob, row.loc)?.to_vec();
         Some(OutputRead {
             row,
@@ -435,6 +453,10 @@ impl Engine {
         .to_array();
         let st = self.read();
         let row = st.ledger.get(&oid)?;
+        let pruning_index = self.pruning_index();
+        if row.spent.is_some_and(|s| s.index <= pruning_index) {
+            return None;
+        }
         (row.loc.record != BytesLoc::GENESIS).then_some(row.block_id)
     }
 

@@ -127,6 +127,7 @@ impl Engine {
             inflight: InFlight::default(),
             opened: OnceLock::new(),
             checkpointer: Checkpointer::default(),
+            pruning: prune::Pruning::new(0, config.pruning.clone()),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,
@@ -244,6 +245,12 @@ impl Engine {
             };
             st.milestone_ids.insert(info.milestone_id, info.index);
             st.milestones.insert(info.index, info);
+        }
+        self.pruning
+            .index
+            .store(checkpoint.pruning_index, Ordering::Release);
+        if checkpoint.pruning_index > 0 {
+            Self::forget_through(&mut st, checkpoint.pruning_index);
         }
         st.referenced = checkpoint.referenced;
         st.tangle.resume_at(checkpoint.ledger_index);

@@ -63,6 +63,10 @@ pub struct BlockMeta {
     pub children: Vec<BlockId>,
     /// Position of the block's record in the log.
     pub record: u64,
+    /// The confirmed milestone index when the block arrived: an unreferenced block goes when
+    /// pruning passes it (Hornet files such blocks under the milestone index of their
+    /// arrival, `pkg/tangle/message.go`).
+    pub filed: u32,
 }
 
 /// How many milestones the row of a referenced block stays in memory after the one that
@@ -433,6 +437,7 @@ impl Tangle {
             // Children that arrived before this block.
             children: self.waiting.get(&id).cloned().unwrap_or_default(),
             record,
+            filed: self.cmi,
         };
         self.blocks.insert(id, meta);
         self.try_solidify(id, solidified);
@@ -715,6 +720,29 @@ impl Tangle {
             }
         }
         self.blocks.shrink_sparse();
+    }
+
+    /// Drops every unreferenced block filed at or below `index` (see [`BlockMeta::filed`]):
+    /// blocks whose parents never came, and solid ones no milestone took, which are below
+    /// max depth long before pruning reaches them. Returns how many went.
+    pub fn prune_unreferenced(&mut self, index: u32) -> usize {
+        let gone: HashSet<BlockId> = self
+            .blocks
+            .iter()
+            .filter(|(_, m)| m.view.referenced_by.is_none() && m.filed <= index)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &gone {
+            self.blocks.remove(id);
+            self.tips.remove(id);
+            self.signature_verdicts.remove(id);
+        }
+        self.waiting.retain(|_, children| {
+            children.retain(|c| !gone.contains(c));
+            !children.is_empty()
+        });
+        self.blocks.shrink_sparse();
+        gone.len()
     }
 
     /// Starts bulk loading (replay of a stored tangle): confirmations no

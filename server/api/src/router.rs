@@ -129,6 +129,10 @@ pub fn endpoints() -> Vec<Endpoint> {
             routes::milestones::by_id,
         ),
         Endpoint::post("/api/core/v2/control/milestone", routes::control::milestone),
+        Endpoint::post(
+            "/api/core/v2/control/database/prune",
+            routes::control::prune,
+        ),
         Endpoint::get(
             "/api/explorer/v2/ledger/richest-addresses",
             routes::explorer::richest_addresses,

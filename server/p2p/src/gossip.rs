@@ -145,13 +145,13 @@ impl Gossip {
         gossip
     }
 
-    /// Our heartbeat: confirmed, pruned (nothing is pruned), latest, peer counts (clamped).
+    /// Our heartbeat: confirmed, pruned, latest, peer counts (clamped).
     pub fn heartbeat(&self) -> Heartbeat {
         let s = self.engine.sync_state();
         let clamp = |n: usize| u8::try_from(n).unwrap_or(u8::MAX);
         Heartbeat {
             solid_milestone_index: s.confirmed,
-            pruned_milestone_index: 0,
+            pruned_milestone_index: s.pruned,
             latest_milestone_index: s.latest,
             connected_peers: clamp(self.registry.connected_count()),
             synced_peers: clamp(self.registry.synced_count(s.confirmed)),
@@ -282,9 +282,12 @@ impl Gossip {
                     }
                 }
                 // Fetch the rest of a cone: parents of requested blocks and of milestones.
+                // Never asked: anything at or below our own pruning index (hornet #1002).
+                let pruned = self.engine.pruning_index();
                 let cone = stored
                     .milestone_index
-                    .or(requested_index.filter(|i| *i != 0));
+                    .or(requested_index.filter(|i| *i != 0))
+                    .filter(|i| *i > pruned);
                 if let Some(index) = cone {
                     // Asked at once, of the peer that sent the child (it has the parents):
                     // a cone is fetched one level per round trip, not per sync tick.

@@ -23,6 +23,7 @@ mod logs;
 mod long_run;
 mod metrics;
 mod peering;
+mod pruning;
 mod restart_answers;
 mod store_integrity;
 mod tools_codec;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::{extract::State, response::Response};
 use serde::Serialize;
 
-use ledger_engine::EngineError;
+use ledger_engine::{EngineError, PruneError, PruneTarget};
 
 use crate::{
     error::ApiError,
@@ -49,4 +49,58 @@ pub async fn milestone(State(state): State<AppState>) -> Result<Response, ApiErr
         milestone_id: to_hex(&info.milestone_id),
         block_id: to_hex(&info.block_id),
     })
+}
+
+/// Body of `POST /api/core/v2/control/database/prune`: exactly one of the three (Hornet's
+/// shape; the size is a string in binary units, like `"20GB"`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PruneRequest {
+    /// Prune up to and including this milestone index.
+    pub index: Option<u32>,
+    /// Keep this many milestones below the confirmed one.
+    pub depth: Option<u32>,
+    /// Prune until the data directory is below this size.
+    pub target_database_size: Option<String>,
+}
+
+/// Body of a successful prune: the new pruning index.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pruned {
+    /// The pruning index now.
+    pub index: u32,
+}
+
+/// `POST /api/core/v2/control/database/prune` (protected): 200 with `{"index"}`; 400 for a
+/// malformed body or a target outside the window (the message states `[min, max]`); 503
+/// while another prune runs.
+pub async fn prune(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let req: PruneRequest = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("invalid request, error: {e}")))?;
+    let target = match (req.index, req.depth, req.target_database_size) {
+        (Some(i), None, None) => PruneTarget::Index(i),
+        (None, Some(d), None) => PruneTarget::Depth(d),
+        (None, None, Some(size)) => PruneTarget::Size(
+            PruneTarget::parse_size(&size)
+                .map_err(|e| ApiError::bad_request(format!("invalid request, error: {e}")))?,
+        ),
+        _ => {
+            return Err(ApiError::bad_request(
+                "either index, depth or size has to be specified (exactly one)",
+            ))
+        }
+    };
+    let engine = Arc::clone(state.engine()?);
+    let index = tokio::task::spawn_blocking(move || engine.prune(target))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| match e {
+            PruneError::Busy => ApiError::unavailable(e.to_string()),
+            PruneError::Failed(_) => ApiError::internal(e),
+            _ => ApiError::bad_request(e.to_string()),
+        })?;
+    json_response(&Pruned { index })
 }

@@ -63,7 +63,7 @@ pub async fn by_index(
     let engine = state.engine()?;
     let info = engine
         .milestone_by_index(index)
-        .ok_or_else(|| ApiError::not_found(format!("milestone not found: index {index}")))?;
+        .ok_or_else(|| ApiError::not_found(format!("milestone index not found: {index}")))?;
     milestone_response(engine, info, accept)
 }
 
@@ -91,9 +91,15 @@ pub struct UtxoChangesResponse {
 }
 
 fn utxo_changes_response(engine: &Engine, index: u32) -> Result<Response, ApiError> {
-    let changes = engine
-        .utxo_changes(index)
-        .ok_or_else(|| ApiError::not_found(format!("milestone not found: index {index}")))?;
+    let changes = engine.utxo_changes(index).ok_or_else(|| {
+        let why = match engine.pruning_index() {
+            p if index <= p => format!("pruned (pruning index {p})"),
+            _ => "not confirmed by this node".to_owned(),
+        };
+        ApiError::not_found(format!(
+            "can't load milestone diff for index: {index}, error: {why}"
+        ))
+    })?;
     let hex = |ids: &[[u8; 34]]| ids.iter().map(|id| to_hex(id)).collect();
     json_response(&UtxoChangesResponse {
         index: changes.index,

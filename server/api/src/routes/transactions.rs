@@ -22,10 +22,7 @@ use crate::{
 fn included(engine: &Engine, transaction_id: &str) -> Result<[u8; 32], ApiError> {
     let tx = parse_hex_id::<32>("transactionId", transaction_id)?;
     engine.included_block(&tx).ok_or_else(|| {
-        ApiError::not_found(format!(
-            "no confirmed block includes transaction {}",
-            to_hex(&tx)
-        ))
+        ApiError::not_found(format!("output for transaction not found: {}", to_hex(&tx)))
     })
 }
 

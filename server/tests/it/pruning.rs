@@ -1,0 +1,235 @@
+//! Pruning through the real binary (docs/snapshots-pruning.md §4): what a pruned milestone
+//! covered answers 404 with Hornet's texts, what is newer and every unspent output still
+//! answers 200, `/info` reports the pruning index, a restart keeps it, and
+//! `POST /api/core/v2/control/database/prune` states its window in every refusal.
+
+use crate::common;
+use crate::v2_support;
+
+use common::TestNode;
+use serde_json::{json, Value};
+use v2_support::{genesis_output_id, genesis_split, hex0x, tagged_data, BLOCKS};
+
+const INFO: &str = "/api/core/v2/info";
+const PRUNE: &str = "/api/core/v2/control/database/prune";
+const MILESTONES: &str = "/api/core/v2/milestones";
+/// The coordinator issues milestones only when the test asks.
+const FROZEN: &[&str] = &["--no-p2p", "--coordinator-interval", "0"];
+
+fn pruning_index(node: &TestNode) -> u64 {
+    node.get(INFO).json()["status"]["pruningIndex"]
+        .as_u64()
+        .expect("pruningIndex")
+}
+
+fn issue_until(node: &TestNode, index: u64) {
+    let token = node.jwt();
+    loop {
+        let issued = node.issue_milestone_with(&token)["index"].as_u64();
+        if issued.expect("index") >= index {
+            return;
+        }
+    }
+}
+
+fn prune(node: &TestNode, token: &str, body: &Value) -> common::Reply {
+    let auth = format!("Bearer {token}");
+    node.post(
+        PRUNE,
+        &[
+            ("content-type", "application/json"),
+            ("authorization", &auth),
+        ],
+        body.to_string().as_bytes(),
+    )
+}
+
+/// Asserts a 404 whose message is `message`.
+fn assert_gone(node: &TestNode, path: &str, message: &str) {
+    let got = node.get(path).assert_error(404);
+    assert_eq!(got, message, "{path}");
+}
+
+#[test]
+fn pruning_by_milestones_forgets_what_it_covers_and_keeps_the_ledger() {
+    let mut args = FROZEN.to_vec();
+    args.extend(["--pruning-milestones-to-keep", "25"]);
+    let node = TestNode::start_with(&args, &[]);
+    assert_eq!(pruning_index(&node), 0);
+
+    // Milestone 1 references a tagged-data block and a transaction that spends the genesis
+    // output into a receiver's output (which stays unspent) and the rest.
+    let data = node
+        .post_json(
+            BLOCKS,
+            &json!({"protocolVersion": 2, "payload": tagged_data(b"old", b"data")}),
+        )
+        .created_id();
+    let receiver = format!("0x{}", "22".repeat(32));
+    let tx = genesis_split(2_000_000, &receiver);
+    let tx_id = hex0x(&tx.id().unwrap());
+    let payload = serde_json::to_value(ledger_codec::stardust::Payload::Transaction(tx)).unwrap();
+    let tx_block = node
+        .post_json(BLOCKS, &json!({"protocolVersion": 2, "payload": payload}))
+        .created_id();
+    issue_until(&node, 1);
+    let kept_output = format!("{tx_id}0000");
+    node.get(&format!("/api/core/v2/outputs/{}", genesis_output_id()))
+        .assert_json(200);
+
+    issue_until(&node, 60);
+    let pruned = pruning_index(&node);
+    // Keep 25 below 60, moved in steps of at least 6: somewhere in [29, 35].
+    assert!((29..=35).contains(&pruned), "pruning index {pruned}");
+
+    // Pruned: the milestones, their diffs, the blocks they referenced, spent outputs.
+    assert_gone(
+        &node,
+        &format!("{MILESTONES}/by-index/1"),
+        "milestone index not found: 1",
+    );
+    assert_gone(
+        &node,
+        &format!("{MILESTONES}/by-index/{pruned}"),
+        &format!("milestone index not found: {pruned}"),
+    );
+    let changes = node
+        .get(&format!("{MILESTONES}/by-index/1/utxo-changes"))
+        .assert_error(404);
+    assert!(
+        changes.starts_with("can't load milestone diff for index: 1, error: pruned"),
+        "{changes}"
+    );
+    for path in [
+        format!("{BLOCKS}/{data}"),
+        format!("{BLOCKS}/{data}/metadata"),
+    ] {
+        assert_gone(&node, &path, &format!("block not found: {data}"));
+    }
+    assert_gone(
+        &node,
+        &format!("/api/core/v2/outputs/{}", genesis_output_id()),
+        &format!("output not found: {}", genesis_output_id()),
+    );
+    // The receiver's output is unspent: kept, though the block that made it is pruned.
+    let output = node
+        .get(&format!("/api/core/v2/outputs/{kept_output}"))
+        .assert_json(200);
+    assert_eq!(output["metadata"]["isSpent"], json!(false));
+    assert_gone(
+        &node,
+        &format!("/api/core/v2/transactions/{tx_id}/included-block"),
+        &format!("block not found: {tx_block}"),
+    );
+    let old_rich = node
+        .get("/api/explorer/v2/ledger/richest-addresses?ledgerIndex=1")
+        .status;
+    assert!((400..500).contains(&old_rich), "{old_rich}");
+
+    // Not pruned: newer milestones and blocks.
+    node.get(&format!("{MILESTONES}/by-index/{}", pruned + 1))
+        .assert_json(200);
+    node.get(&format!(
+        "{MILESTONES}/by-index/{}/utxo-changes",
+        pruned + 1
+    ))
+    .assert_json(200);
+    let fresh = node
+        .post_json(
+            BLOCKS,
+            &json!({"protocolVersion": 2, "payload": tagged_data(b"new", b"data")}),
+        )
+        .created_id();
+    node.get(&format!("{BLOCKS}/{fresh}")).assert_json(200);
+    node.get("/api/explorer/v2/ledger/richest-addresses")
+        .assert_json(200);
+
+    // A restart keeps the pruning index and what it hides.
+    let mut node = node;
+    node.terminate();
+    let node = TestNode::start_in(node.into_dir(), FROZEN, &[]);
+    assert_eq!(pruning_index(&node), pruned);
+    assert_gone(
+        &node,
+        &format!("{BLOCKS}/{data}"),
+        &format!("block not found: {data}"),
+    );
+    assert_gone(
+        &node,
+        &format!("{MILESTONES}/by-index/{pruned}"),
+        &format!("milestone index not found: {pruned}"),
+    );
+    node.get(&format!("{MILESTONES}/by-index/{}", pruned + 1))
+        .assert_json(200);
+    node.get(&format!("/api/core/v2/outputs/{kept_output}"))
+        .assert_json(200);
+    node.get(&format!("{BLOCKS}/{fresh}")).assert_json(200);
+}
+
+#[test]
+fn the_prune_route_states_its_window_and_prunes_inside_it() {
+    let mut args = FROZEN.to_vec();
+    args.extend(["--pruning-target-size", "0"]);
+    let node = TestNode::start_with(&args, &[]);
+    issue_until(&node, 30);
+    let token = node.jwt();
+
+    let unauthorized = node.post(
+        PRUNE,
+        &[("content-type", "application/json")],
+        br#"{"index":8}"#,
+    );
+    assert_eq!(
+        unauthorized.status, 403,
+        "protected like the other control routes"
+    );
+
+    let refused = |body: Value, expected: &str| {
+        let message = prune(&node, &token, &body).assert_error(400);
+        assert!(message.contains(expected), "{body}: {message}");
+    };
+    // CMI 30: at most 20 below it, at least 6 past the pruning index 0.
+    refused(json!({}), "either index, depth or size has to be specified");
+    refused(
+        json!({"index": 8, "depth": 2}),
+        "either index, depth or size",
+    );
+    refused(json!({"index": "8"}), "invalid request, error:");
+    refused(json!({"index": 11}), "too new");
+    refused(json!({"index": 11}), "[6, 10]");
+    refused(json!({"index": 5}), "not enough history: minimum index: 6");
+    refused(json!({"depth": 40}), "not enough history");
+    refused(
+        json!({"targetDatabaseSize": "lots"}),
+        "invalid request, error:",
+    );
+    refused(
+        json!({"targetDatabaseSize": "1TB"}),
+        "no pruning needed: the data directory holds",
+    );
+
+    let done = prune(&node, &token, &json!({"index": 8})).assert_json(200);
+    assert_eq!(done, json!({"index": 8}));
+    assert_eq!(pruning_index(&node), 8);
+    refused(
+        json!({"index": 8}),
+        "no pruning needed: pruning index: 8, target index: 8",
+    );
+    refused(
+        json!({"index": 10}),
+        "not enough history: minimum index: 14",
+    );
+    assert_gone(
+        &node,
+        &format!("{MILESTONES}/by-index/8"),
+        "milestone index not found: 8",
+    );
+    node.get(&format!("{MILESTONES}/by-index/9"))
+        .assert_json(200);
+
+    // By depth: keep 20 below CMI 40 -> 20.
+    issue_until(&node, 40);
+    let done = prune(&node, &token, &json!({"depth": 20})).assert_json(200);
+    assert_eq!(done, json!({"index": 20}));
+    assert_eq!(pruning_index(&node), 20);
+}
