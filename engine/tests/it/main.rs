@@ -16,6 +16,7 @@ mod indexer_props;
 mod ledger_model;
 mod log_crash;
 mod log_model;
+mod pruning;
 mod semantic_validation;
 mod semantic_vectors;
 mod signature_cache;

@@ -221,6 +221,18 @@ async fn read_loop(
                             rules.heartbeat_max_age
                         ));
                     }
+                    // An unknown peer that is behind our pruning index cannot be served
+                    // what it needs (Hornet's `checkHeartbeats`); known peers stay.
+                    Some((theirs, _))
+                        if theirs.solid_milestone_index < gossip.engine.pruning_index()
+                            && !gossip.registry.is_known(&peer) =>
+                    {
+                        return End::Silent(format!(
+                            "unknown peer at confirmed milestone {}, below our pruning index {}",
+                            theirs.solid_milestone_index,
+                            gossip.engine.pruning_index()
+                        ));
+                    }
                     _ => {}
                 }
                 let hb = gossip.heartbeat();

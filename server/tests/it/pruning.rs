@@ -4,9 +4,13 @@
 //! `POST /api/core/v2/control/database/prune` states its window in every refusal.
 
 use crate::common;
+use crate::p2p_support;
 use crate::v2_support;
 
+use std::time::Duration;
+
 use common::TestNode;
+use p2p_support::{heartbeat, wait_until, NodeConfig, PeerNode, Role};
 use serde_json::{json, Value};
 use v2_support::{genesis_output_id, genesis_split, hex0x, tagged_data, BLOCKS};
 
@@ -232,4 +236,50 @@ fn the_prune_route_states_its_window_and_prunes_inside_it() {
     let done = prune(&node, &token, &json!({"depth": 20})).assert_json(200);
     assert_eq!(done, json!({"index": 20}));
     assert_eq!(pruning_index(&node), 20);
+}
+
+#[test]
+fn the_heartbeat_carries_the_pruning_index_to_peers() {
+    const COO_SEED: [u8; 32] = [7; 32];
+    let b = PeerNode::start(NodeConfig::new(
+        "B",
+        Role::Follower {
+            coordinator_seed: COO_SEED,
+        },
+    ));
+    let a = PeerNode::start(
+        NodeConfig::new(
+            "A",
+            Role::Coordinator {
+                seed: COO_SEED,
+                interval: 0.05,
+            },
+        )
+        .args(&["--pruning-milestones-to-keep", "21"])
+        .peer(&b.multiaddr, Some("bee")),
+    );
+    a.wait_connected(&b.peer_id, true, Duration::from_secs(15));
+    // A prunes once it is 27 milestones in; B hears of it by heartbeat, and keeps following.
+    let seen = wait_until(Duration::from_secs(60), "B sees A's pruning index", || {
+        let ours = pruning_index(a.node());
+        let entry = b.entry(&a.peer_id);
+        let theirs = heartbeat(&entry, "prunedMilestoneIndex");
+        match ours > 0 && theirs > 0 {
+            true => Ok(theirs),
+            false => Err(format!("A's pruning index {ours}, B's view {theirs}")),
+        }
+    });
+    assert!(seen >= 6, "{seen}");
+    // B's own pruning index stays 0 (not configured), and it is not asked below A's index:
+    // it keeps confirming A's milestones.
+    assert_eq!(pruning_index(b.node()), 0);
+    let before = b.node().get(INFO).json()["status"]["confirmedMilestone"]["index"]
+        .as_u64()
+        .expect("confirmed");
+    wait_until(Duration::from_secs(30), "B keeps following", || {
+        let now = b.node().get(INFO).json()["status"]["confirmedMilestone"]["index"]
+            .as_u64()
+            .expect("confirmed");
+        (now > before + 10).then_some(()).ok_or(format!("B at {now}"))
+    });
 }
