@@ -311,6 +311,7 @@ impl Engine {
             self.pruning.index.store(index, Ordering::Release);
             Self::forget_through(&mut st, index)
         };
+        crate::history::crash_point("prune-before-checkpoint");
         self.checkpoint()
             .map_err(|e| PruneError::Failed(e.to_string()))?;
         tracing::info!(

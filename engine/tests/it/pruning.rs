@@ -17,7 +17,10 @@ fn an_orphan_goes_with_its_milestone_and_the_index_survives_a_reopen() {
     let orphan = blocks::tagged_block(vec![[9; 32]], b"orphan");
     let orphan_id = engine.submit_gossip(&orphan).unwrap().block_id;
     let referenced = engine
-        .submit_v2(&blocks::tagged_block(engine.select_parents(), b"kept a while"))
+        .submit_v2(&blocks::tagged_block(
+            engine.select_parents(),
+            b"kept a while",
+        ))
         .unwrap()
         .block_id;
     for _ in 0..29 {
