@@ -19,6 +19,7 @@ mod log_model;
 mod semantic_validation;
 mod semantic_vectors;
 mod signature_cache;
+mod snapshot_fixtures;
 mod tangle_props;
 mod timing_hook;
 mod whiteflag_vectors;
