@@ -22,6 +22,7 @@ mod signature_cache;
 mod snapshot_corrupt;
 mod snapshot_fixtures;
 mod snapshot_model;
+mod snapshot_writer;
 mod tangle_props;
 mod timing_hook;
 mod whiteflag_vectors;
