@@ -53,7 +53,10 @@ fn milestone_diff(index: u32) -> MilestoneDiff {
         applied_merkle_root: [0u8; 32].into(),
         metadata: Vec::new().into(),
         options: Vec::new(),
-        signatures: vec![ledger_codec::stardust::Ed25519Signature::new([3; 32], [4; 64])].into(),
+        signatures: vec![ledger_codec::stardust::Ed25519Signature::new(
+            [3; 32], [4; 64],
+        )]
+        .into(),
     };
     MilestoneDiff {
         milestone_payload: payload.to_bytes().unwrap(),

@@ -26,6 +26,7 @@ mod peering;
 mod restart_answers;
 mod store_integrity;
 mod tools_codec;
+mod tools_snapshot;
 mod v2_durability;
 mod v2_flow;
 mod v2_pow;
