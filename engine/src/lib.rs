@@ -35,6 +35,7 @@ mod node;
 mod richlist;
 mod semantic;
 mod sharded;
+pub mod snapshot;
 mod tangle;
 mod timing;
 mod utxo;

@@ -61,6 +61,38 @@ pub enum Tool {
     /// Copy every intact record of a data dir whose log is damaged into a new data dir (the
     /// old one is only read), with the coordinator key and token secret; see engine/FORMAT.md.
     Salvage(SalvageArgs),
+    /// Print the headers, counts and sizes of a TIP-35 full snapshot file and optional delta
+    /// (each read completely), and check that the delta continues the full file; exit code 1
+    /// and the reason on stderr if a file is malformed or the delta does not chain.
+    SnapshotInfo(SnapshotFilesArgs),
+    /// Load a TIP-35 full snapshot file and optional delta as a node would and print Hornet's
+    /// ledger hashes (`snap-hash --json`'s keys) as one JSON object.
+    SnapHash(SnapHashArgs),
+}
+
+/// Arguments of `tools snapshot-info`.
+#[derive(Debug, Args)]
+pub struct SnapshotFilesArgs {
+    /// The full snapshot file.
+    #[arg(value_name = "FULL_FILE")]
+    pub full: PathBuf,
+    /// A delta snapshot file on top of it.
+    #[arg(value_name = "DELTA_FILE")]
+    pub delta: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tools snap-hash`.
+#[derive(Debug, Args)]
+pub struct SnapHashArgs {
+    /// The full snapshot file.
+    #[arg(value_name = "FULL_FILE")]
+    pub full: PathBuf,
+    /// A delta snapshot file on top of it.
+    #[arg(value_name = "DELTA_FILE")]
+    pub delta: Option<PathBuf>,
 }
 
 /// Arguments of `tools salvage`.

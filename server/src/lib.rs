@@ -9,5 +9,6 @@
 pub mod cli;
 pub mod config;
 pub mod run;
+pub mod snapshot_tools;
 pub mod telemetry;
 pub mod tools;

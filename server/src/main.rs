@@ -13,7 +13,7 @@ use ledger_codec::stardust::ProtocolParameters;
 use ledger_server::{
     cli::{Cli, CodecArgs, Command, Tool},
     config::NodeConfig,
-    run,
+    run, snapshot_tools,
     tools::{self, ToolError},
 };
 
@@ -66,6 +66,14 @@ fn main() -> ExitCode {
         Command::Tools(Tool::Decode(args)) => codec_tool(&args, tools::decode),
         Command::Tools(Tool::Encode(args)) => codec_tool(&args, tools::encode),
         Command::Tools(Tool::Id(args)) => codec_tool(&args, tools::id),
+        Command::Tools(Tool::SnapshotInfo(args)) => report(snapshot_tools::snapshot_info(
+            &args.full,
+            args.delta.as_deref(),
+            args.json,
+        )),
+        Command::Tools(Tool::SnapHash(args)) => {
+            report(snapshot_tools::snap_hash(&args.full, args.delta.as_deref()))
+        }
     }
 }
 
@@ -79,6 +87,18 @@ fn codec_tool(
         let input = tools::read_input(std::io::stdin().lock())?;
         tool(&input, params.as_ref())
     });
+    match result {
+        Ok(out) => print_out(&out),
+        Err(e) => {
+            eprintln!("ledger-node: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Prints a tool's result: 0 and the text on stdout, or its exit code and the reason on
+/// stderr.
+fn report(result: Result<String, ToolError>) -> ExitCode {
     match result {
         Ok(out) => print_out(&out),
         Err(e) => {

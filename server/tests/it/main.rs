@@ -27,6 +27,7 @@ mod pruning;
 mod restart_answers;
 mod store_integrity;
 mod tools_codec;
+mod tools_snapshot;
 mod v2_durability;
 mod v2_flow;
 mod v2_pow;
