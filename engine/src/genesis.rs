@@ -44,6 +44,10 @@ pub struct GenesisOutput {
     pub offset: u32,
     /// Length of the serialized output.
     pub len: u32,
+    /// Milestone that booked it (the genesis index, or the index a snapshot names).
+    pub booked_index: u32,
+    /// That milestone's timestamp.
+    pub booked_timestamp: u32,
 }
 
 /// A parsed and validated genesis.
@@ -55,6 +59,11 @@ pub struct Genesis {
     pub milestone_index: u32,
     /// Timestamp of that index.
     pub milestone_timestamp: u32,
+    /// Id of the milestone at that index: zero for a genesis document, the target milestone's
+    /// for a snapshot (the next milestone names it as its previous one).
+    pub milestone_id: [u8; 32],
+    /// The unspent treasury output (milestone id, amount): zero and 0 when there is none.
+    pub treasury: ([u8; 32], u64),
     /// Blocks treated as solid and confirmed at the genesis index.
     pub solid_entry_points: Vec<[u8; 32]>,
     /// The outputs.
@@ -115,13 +124,58 @@ impl Genesis {
                 block_id: o.block_id.as_ref().map_or([0; 32], Hash32::to_array),
                 offset,
                 len,
+                booked_index: g.milestone_index,
+                booked_timestamp: g.milestone_timestamp,
             });
         }
         Ok(Self {
             params: g.protocol_parameters,
             milestone_index: g.milestone_index,
             milestone_timestamp: g.milestone_timestamp,
+            milestone_id: [0; 32],
+            treasury: ([0; 32], 0),
             solid_entry_points: g.solid_entry_points.iter().map(Hash32::to_array).collect(),
+            outputs,
+            blob,
+        })
+    }
+
+    /// The ledger a TIP-35 snapshot describes (files loaded by [`crate::snapshot::load`]): its
+    /// unspent outputs with their booking metadata, treasury, solid entry points and target
+    /// milestone, at its ledger index. (`load` checked the outputs and the supply.)
+    ///
+    /// # Errors
+    /// [`GenesisError::Output`] for an output that does not fit the blob's 32-bit offsets.
+    pub fn from_snapshot(s: &crate::snapshot::LoadedSnapshot) -> Result<Self, EngineError> {
+        let mut blob = Vec::new();
+        let mut outputs = Vec::with_capacity(s.unspent.len());
+        for (i, o) in s.unspent.iter().enumerate() {
+            let at = |problem| GenesisError::Output { index: i, problem };
+            let offset =
+                u32::try_from(blob.len()).map_err(|_| at(GenesisOutputError::GenesisTooLarge))?;
+            let len = u32::try_from(o.output.len())
+                .map_err(|_| at(GenesisOutputError::OutputTooLarge))?;
+            blob.extend_from_slice(&o.output);
+            outputs.push(GenesisOutput {
+                output_id: o.output_id,
+                block_id: o.block_id,
+                offset,
+                len,
+                booked_index: o.booked_index,
+                booked_timestamp: o.booked_timestamp,
+            });
+        }
+        let solid_entry_points = match s.seps.is_empty() {
+            true => return Err(GenesisError::NoSolidEntryPoints.into()),
+            false => s.seps.clone(),
+        };
+        Ok(Self {
+            params: s.parameters.clone(),
+            milestone_index: s.ledger_index,
+            milestone_timestamp: s.target_timestamp,
+            milestone_id: s.target_milestone_id,
+            treasury: (s.treasury.milestone_id, s.treasury.amount),
+            solid_entry_points,
             outputs,
             blob,
         })

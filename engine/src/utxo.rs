@@ -223,14 +223,28 @@ impl Ledger {
         outputs: &[NewOutput],
         timestamp: u32,
     ) -> Result<(), LedgerError> {
+        let at = self.ledger_index;
+        let booked: Vec<_> = outputs.iter().map(|o| (o.clone(), at, timestamp)).collect();
+        self.book_genesis_as_booked(&booked)
+    }
+
+    /// [`Ledger::book_genesis`] with each output's own booking milestone and timestamp (a
+    /// snapshot's outputs keep theirs).
+    ///
+    /// # Errors
+    /// [`LedgerError::Exists`] for a duplicate output id (nothing is booked).
+    pub fn book_genesis_as_booked(
+        &mut self,
+        outputs: &[(NewOutput, u32, u32)],
+    ) -> Result<(), LedgerError> {
         let mut seen = std::collections::HashSet::new();
-        for o in outputs {
+        for (o, _, _) in outputs {
             if self.rows.contains_key(&o.output_id) || !seen.insert(o.output_id) {
                 return Err(LedgerError::Exists(hex_id(&o.output_id)));
             }
         }
-        for o in outputs {
-            self.push(o, self.ledger_index, timestamp);
+        for (o, index, timestamp) in outputs {
+            self.push(o, *index, *timestamp);
         }
         Ok(())
     }

@@ -152,6 +152,18 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_GENESIS", value_name = "FILE")]
     pub genesis: Option<PathBuf>,
 
+    /// Start a new node from this TIP-35 full snapshot file (Hornet's format) instead of a
+    /// genesis; the data directory must be empty. A full file with target 0 (Hornet's
+    /// `snap-gen` output) is a genesis. The ledger it describes is kept in the data directory,
+    /// so later starts need no flag [default: none].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_FULL", value_name = "FILE")]
+    pub snapshot_full: Option<PathBuf>,
+
+    /// A delta snapshot file applied on top of --snapshot-full (its chain id must be the full
+    /// file's target milestone id) [default: none].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DELTA", value_name = "FILE")]
+    pub snapshot_delta: Option<PathBuf>,
+
     /// Address and port the REST API listens on; port 0 picks a free port, printed at start
     /// [default: 127.0.0.1:14265].
     #[arg(long, env = "LEDGER_NODE_API_BIND", value_name = "ADDR:PORT")]
@@ -427,6 +439,8 @@ impl RunArgs {
             config: self.config.or(lower.config),
             data_dir: self.data_dir.or(lower.data_dir),
             genesis: self.genesis.or(lower.genesis),
+            snapshot_full: self.snapshot_full.or(lower.snapshot_full),
+            snapshot_delta: self.snapshot_delta.or(lower.snapshot_delta),
             api_bind: self.api_bind.or(lower.api_bind),
             metrics_bind: self.metrics_bind.or(lower.metrics_bind),
             no_metrics: self.no_metrics.or(lower.no_metrics),

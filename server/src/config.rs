@@ -72,6 +72,10 @@ pub struct NodeConfig {
     pub data_dir: PathBuf,
     /// Genesis file; `None` = the built-in dev genesis.
     pub genesis: Option<PathBuf>,
+    /// Full snapshot file to start an empty data directory from.
+    pub snapshot_full: Option<PathBuf>,
+    /// Delta snapshot file on top of it.
+    pub snapshot_delta: Option<PathBuf>,
     /// The REST API.
     pub api: ApiConfig,
     /// Prometheus endpoint address; `None` = no metrics listener (`--no-metrics`).
@@ -271,6 +275,8 @@ impl NodeConfig {
                 .data_dir
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
             genesis: args.genesis,
+            snapshot_full: args.snapshot_full,
+            snapshot_delta: args.snapshot_delta,
             metrics_bind: (!args.no_metrics.unwrap_or(false))
                 .then(|| args.metrics_bind.unwrap_or(DEFAULT_METRICS_BIND)),
             coordinator,

@@ -10,5 +10,6 @@ pub mod cli;
 pub mod config;
 pub mod run;
 pub mod snapshot_tools;
+pub mod start;
 pub mod telemetry;
 pub mod tools;

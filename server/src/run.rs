@@ -94,6 +94,9 @@ pub enum RunError {
     /// The ledger engine could not be opened.
     #[error("ledger: {0}")]
     Engine(#[from] EngineError),
+    /// The snapshot files to start from are unusable or conflict with the data directory.
+    #[error("ledger: {0}")]
+    Start(#[from] crate::start::StartError),
     /// The task opening the engine failed.
     #[error("ledger: {0}")]
     OpenTask(#[from] tokio::task::JoinError),
@@ -128,8 +131,15 @@ pub const DEV_V3_PROTOCOL_PARAMETERS: &str = include_str!("dev-v3-protocol-param
 /// [`RunError::Read`], [`RunError::Genesis`] or [`RunError::Engine`] when the genesis or the store
 /// cannot be opened.
 pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
-    let genesis = match &config.genesis {
-        Some(path) => {
+    let from_snapshot = crate::start::snapshot_genesis(
+        &config.data_dir,
+        config.snapshot_full.as_deref(),
+        config.snapshot_delta.as_deref(),
+        config.genesis.as_deref(),
+    )?;
+    let genesis = match (&config.genesis, from_snapshot) {
+        (_, Some(genesis)) => genesis,
+        (Some(path), None) => {
             let text = std::fs::read_to_string(path).map_err(|source| RunError::Read {
                 what: "genesis ",
                 path: path.clone(),
@@ -140,7 +150,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
                 source,
             })?
         }
-        None => Genesis::dev(),
+        (None, None) => Genesis::dev(),
     };
     let mut engine_config = EngineConfig::dev(&config.data_dir);
     engine_config.genesis = genesis;

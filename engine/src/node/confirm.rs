@@ -99,7 +99,11 @@ impl Engine {
             Some(p) => {
                 m.previous_milestone_id.as_array() == &p.milestone_id && m.timestamp > p.timestamp
             }
-            None => m.previous_milestone_id.is_zero(),
+            // The first after the genesis or snapshot names its milestone (zero at a genesis).
+            None => {
+                m.previous_milestone_id.as_array() == &self.genesis.milestone_id
+                    && m.timestamp > self.genesis.milestone_timestamp
+            }
         };
         if !prev_ok
             || conf.inclusion_root != *m.inclusion_merkle_root.as_array()

@@ -61,7 +61,7 @@ impl Engine {
             (
                 st.ledger.ledger_index() + 1,
                 ts,
-                last.map_or([0; 32], |l| l.milestone_id),
+                last.map_or(self.genesis.milestone_id, |l| l.milestone_id),
             )
         };
         let conf = self.white_flag(&parents, timestamp)?;

@@ -70,7 +70,7 @@ impl Engine {
                     .map_err(GenesisError::RichList)?;
             }
             genesis_entries.extend(IndexEntry::of(&o.output_id, &output));
-            genesis_outputs.push(NewOutput {
+            let booked = NewOutput {
                 output_id: o.output_id,
                 block_id: o.block_id,
                 amount: output.amount(),
@@ -80,10 +80,11 @@ impl Engine {
                     offset: o.offset,
                     len: o.len,
                 },
-            });
+            };
+            genesis_outputs.push((booked, o.booked_index, o.booked_timestamp));
         }
         ledger
-            .book_genesis(&genesis_outputs, g.milestone_timestamp)
+            .book_genesis_as_booked(&genesis_outputs)
             .map_err(GenesisError::Ledger)?;
         indexer.apply(
             g.milestone_index,

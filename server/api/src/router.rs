@@ -94,6 +94,7 @@ pub fn endpoints() -> Vec<Endpoint> {
         ),
         Endpoint::get("/api/core/v2/info", routes::info::info),
         Endpoint::get("/api/core/v2/tips", routes::info::tips),
+        Endpoint::get("/api/core/v2/treasury", routes::treasury::treasury),
         Endpoint::get("/api/core/v2/outputs/{output_id}", routes::outputs::get),
         Endpoint::get(
             "/api/core/v2/outputs/{output_id}/metadata",

@@ -25,6 +25,7 @@ mod metrics;
 mod peering;
 mod pruning;
 mod restart_answers;
+mod snapshot_start;
 mod store_integrity;
 mod tools_codec;
 mod tools_snapshot;

@@ -18,6 +18,7 @@ pub mod openapi;
 pub mod outputs;
 pub mod peers;
 pub mod transactions;
+pub mod treasury;
 pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
