@@ -122,13 +122,13 @@ pub struct FullHeader {
 
 impl FullHeader {
     /// Header length: 114 + P.
-    pub fn len(&self) -> u64 {
+    pub fn encoded_len(&self) -> u64 {
         FULL_HEADER_FIXED_LEN + self.protocol_parameters.params.len() as u64
     }
 
     /// Offset of the Outputs Count field (the counts the writer patches follow it).
     pub(crate) fn counts_offset(&self) -> u64 {
-        self.len() - 14
+        self.encoded_len() - 14
     }
 
     /// The header bytes.
@@ -143,7 +143,7 @@ impl FullHeader {
                 p.params.len()
             ));
         }
-        let mut out = Vec::with_capacity(self.len() as usize);
+        let mut out = Vec::with_capacity(self.encoded_len() as usize);
         out.extend_from_slice(&[FORMAT_VERSION, TYPE_FULL]);
         out.extend_from_slice(&self.genesis_milestone_index.to_le_bytes());
         out.extend_from_slice(&self.target_milestone_index.to_le_bytes());
@@ -388,13 +388,13 @@ impl MilestoneDiff {
             out.extend_from_slice(&t.amount.to_le_bytes());
         }
         let mut created: Vec<&SnapshotOutput> = self.created.iter().collect();
-        created.sort_by(|a, b| a.output_id.cmp(&b.output_id));
+        created.sort_by_key(|a| a.output_id);
         out.extend_from_slice(&count(created.len(), "created")?.to_le_bytes());
         for o in created {
             o.encode(&mut out);
         }
         let mut consumed: Vec<&SnapshotSpent> = self.consumed.iter().collect();
-        consumed.sort_by(|a, b| a.output.output_id.cmp(&b.output.output_id));
+        consumed.sort_by_key(|a| a.output.output_id);
         out.extend_from_slice(&count(consumed.len(), "consumed")?.to_le_bytes());
         for s in consumed {
             s.encode(&mut out);

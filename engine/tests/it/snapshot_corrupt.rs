@@ -79,7 +79,7 @@ fn diff_fields(mut at: usize, diffs: &[MilestoneDiff], out: &mut Vec<Field>) {
 
 fn full_fields(data: &[u8]) -> Vec<Field> {
     let mut r = FullReader::new(data).unwrap();
-    let header_len = r.header().len() as usize;
+    let header_len = r.header().encoded_len() as usize;
     let mut out = vec![
         Field {
             at: 90,

@@ -92,9 +92,9 @@ fn the_full_fixtures_parse_completely_with_the_reference_sizes() {
         assert_eq!(data.len() as u64, case.len, "{}", case.file);
         let mut reader = FullReader::new(&data[..]).unwrap();
         let header = reader.header().clone();
-        assert_eq!(header.len(), case.header_len, "{}", case.file);
+        assert_eq!(header.encoded_len(), case.header_len, "{}", case.file);
         assert_eq!(
-            header.len(),
+            header.encoded_len(),
             FULL_HEADER_FIXED_LEN + header.protocol_parameters.params.len() as u64
         );
         assert_eq!(reader.position(), case.header_len, "{}", case.file);
