@@ -224,7 +224,7 @@ fn build(base: u32, initial: &[u64], steps: &[Step]) -> History {
                 amount: state.treasury.amount - x,
             };
         }
-        // Files carry each list sorted by output id (Hornet `sortedOutputs`).
+        // A node writes each list sorted by output id (as Hornet's store returns them).
         created.sort_by_key(|a| a.output_id);
         for c in &consumed {
             state.unspent.remove(&c.output.output_id);
