@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::{
     atomic::AtomicFile,
-    format::{DeltaHeader, FullHeader, MilestoneDiff, SnapshotOutput, DELTA_SEP_OFFSET_AT},
+    format::{
+        DeltaHeader, FullHeader, MilestoneDiff, SnapshotOutput, DELTA_SEP_OFFSET_AT, MAX_OBJECT_LEN,
+    },
     SnapshotError,
 };
 
@@ -28,6 +30,16 @@ struct Records {
     seps: u16,
     last_diff: Option<u32>,
     descending: bool,
+}
+
+/// Refuses what the readers would refuse as too long (`MAX_OBJECT_LEN`).
+fn check_len(file: &AtomicFile, len: usize, what: &str) -> Result<(), SnapshotError> {
+    if len > MAX_OBJECT_LEN as usize {
+        return Err(file.fail(format!(
+            "{what} of {len} bytes: readers accept at most {MAX_OBJECT_LEN}"
+        )));
+    }
+    Ok(())
 }
 
 impl Records {
@@ -72,6 +84,15 @@ impl Records {
             return Err(self.file.fail(format!(
                 "milestone diff {index}: a treasury input goes with a receipt, and only with one"
             )));
+        }
+        check_len(
+            &self.file,
+            diff.milestone_payload.len(),
+            "a milestone payload",
+        )?;
+        let consumed = diff.consumed.iter().map(|s| &s.output);
+        for o in diff.created.iter().chain(consumed) {
+            check_len(&self.file, o.output.len(), "an output")?;
         }
         let bytes = diff.to_bytes().map_err(|e| self.file.fail(e))?;
         self.diffs = self
@@ -129,6 +150,7 @@ impl FullWriter {
     /// After a diff or SEP, or a write failure.
     pub fn push_output(&mut self, output: &SnapshotOutput) -> Result<(), SnapshotError> {
         self.records.enter(Part::Outputs, "an output")?;
+        check_len(&self.records.file, output.output.len(), "an output")?;
         let mut bytes = Vec::with_capacity(output.record_len() as usize);
         output.encode(&mut bytes);
         self.outputs += 1;

@@ -113,6 +113,11 @@ fn records_out_of_order_are_refused() {
     assert!(err.to_string().contains("after a later section"), "{err}");
     w.push_sep(&[0; 32]).unwrap();
     assert!(w.push_diff(&milestone_diff(4)).is_err());
+    let mut huge = all_supply();
+    huge.output = vec![3; 40_000];
+    let mut w = FullWriter::create(&dir.path().join("g"), &genesis_header()).unwrap();
+    let err = w.push_output(&huge).unwrap_err();
+    assert!(err.to_string().contains("at most 32768"), "{err}");
 
     let header = DeltaHeader {
         target_milestone_index: 3,
