@@ -1,6 +1,6 @@
 //! Streaming writers of full and delta snapshot files (docs/snapshots-pruning.md §1.2-1.3):
 //! the header first with counts of zero, the records as they are pushed, then the counts (and
-//! a delta's SEP offset) patched in place, and the file put in place whole ([`super::atomic`]).
+//! a delta's SEP offset) patched in place, and the file put in place whole (`atomic.rs`).
 //! Diffs go in the order the readers demand: descending in a full file (the caller chooses
 //! which, e.g. Hornet's 30 extra diffs below the target), ascending in a delta.
 
