@@ -11,6 +11,7 @@ use super::{
     format::{
         DeltaHeader, FullHeader, MilestoneDiff, SnapshotOutput, DELTA_SEP_OFFSET_AT, MAX_OBJECT_LEN,
     },
+    read::DeltaReader,
     SnapshotError,
 };
 
@@ -215,6 +216,50 @@ impl DeltaWriter {
             },
             sep_offset: None,
         })
+    }
+
+    /// A writer for a new version of the delta at `path` that reaches `target_milestone_index`:
+    /// the existing file's diffs are copied (read and checked one at a time), the caller pushes
+    /// the diffs after them and the new SEPs, and [`DeltaWriter::finish`] replaces the file.
+    /// This is TIP-35's "updating an existing delta snapshot file" (docs/snapshots-pruning.md
+    /// §1.8) without Hornet's in-place truncation, so a crash leaves the old file whole. The
+    /// old file must be a delta on `full_snapshot_target_milestone_id`.
+    ///
+    /// # Errors
+    /// The old file cannot be read, is malformed, or continues another full file.
+    pub fn extend(
+        path: &Path,
+        full_snapshot_target_milestone_id: [u8; 32],
+        target_milestone_index: u32,
+        target_milestone_timestamp: u32,
+    ) -> Result<Self, SnapshotError> {
+        let old = std::fs::File::open(path).map_err(|source| SnapshotError::File {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut reader = DeltaReader::new(std::io::BufReader::with_capacity(1 << 20, old))?;
+        let link = reader.header().full_snapshot_target_milestone_id;
+        if link != full_snapshot_target_milestone_id {
+            return Err(SnapshotError::NotMergeable {
+                delta: link,
+                full: full_snapshot_target_milestone_id,
+            });
+        }
+        let header = DeltaHeader {
+            target_milestone_index,
+            target_milestone_timestamp,
+            full_snapshot_target_milestone_id,
+            sep_file_offset: 0,
+            diff_count: 0,
+            sep_count: 0,
+        };
+        let mut writer = Self::create(path, &header)?;
+        while let Some(diff) = reader.next_diff()? {
+            writer.push_diff(&diff)?;
+        }
+        // The old file's SEPs are replaced, but it must still be whole.
+        reader.finish()?;
+        Ok(writer)
     }
 
     /// Appends a milestone diff; indexes must ascend strictly.

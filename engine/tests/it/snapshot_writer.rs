@@ -198,3 +198,48 @@ fn snapshot_times_print_as_rfc3339_utc() {
         assert_eq!(rfc3339_utc(unix), text);
     }
 }
+
+/// Extending a delta (TIP-35 "updating an existing delta snapshot file") gives the same bytes
+/// as writing the longer delta at once, and refuses a delta on another full file.
+#[test]
+fn an_extended_delta_equals_one_written_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = |target| DeltaHeader {
+        target_milestone_index: target,
+        target_milestone_timestamp: target * 10,
+        full_snapshot_target_milestone_id: [6; 32],
+        sep_file_offset: 0,
+        diff_count: 0,
+        sep_count: 0,
+    };
+    let once = dir.path().join("once.bin");
+    let mut w = DeltaWriter::create(&once, &header(5)).unwrap();
+    for i in 2..=5 {
+        w.push_diff(&milestone_diff(i)).unwrap();
+    }
+    w.push_sep(&[8; 32]).unwrap();
+    w.finish().unwrap();
+
+    let grown = dir.path().join("delta_snapshot.bin");
+    let mut w = DeltaWriter::create(&grown, &header(3)).unwrap();
+    for i in 2..=3 {
+        w.push_diff(&milestone_diff(i)).unwrap();
+    }
+    w.push_sep(&[7; 32]).unwrap();
+    w.finish().unwrap();
+    let err = DeltaWriter::extend(&grown, [1; 32], 5, 50).err().unwrap();
+    assert!(
+        err.to_string().starts_with("snapshots not mergeable"),
+        "{err}"
+    );
+    let mut w = DeltaWriter::extend(&grown, [6; 32], 5, 50).unwrap();
+    let err = w.push_diff(&milestone_diff(3)).unwrap_err();
+    assert!(err.to_string().contains("strictly ascending"), "{err}");
+    for i in 4..=5 {
+        w.push_diff(&milestone_diff(i)).unwrap();
+    }
+    w.push_sep(&[8; 32]).unwrap();
+    w.finish().unwrap();
+    assert!(fs::read(&grown).unwrap() == fs::read(&once).unwrap());
+    assert!(!temporary_path(&grown).exists());
+}
