@@ -24,6 +24,10 @@ Seeds per target:
                  docs/peering.md, a BlockRequest, and a Block frame around the
                  first v2 block vector), all four back to back, and an empty
                  Block frame.
+  snapshot_file  Hornet's snapshot fixtures in vectors/hornet-snapshots/: a
+                 mode byte 0 and each full file; a mode byte 1, the u16 LE
+                 length of snapshot_full_snapshot.bin, that file, then
+                 snapshot_delta_snapshot.bin.
 
 Plus, for every target, the inputs committed under fuzz/found/<target>/
 (at most ~50 per target that fuzzing found, picked by coverage gain; see
@@ -133,6 +137,16 @@ def gossip_seeds(v2_blocks):
     return [bytes([chunk]) + stream for chunk in (0, 6, 255) for stream in streams]
 
 
+def snapshot_seeds(vectors):
+    snaps = vectors / "hornet-snapshots"
+    fulls = ["full_snapshot.bin", "migration_full_snapshot.bin", "snapshot_full_snapshot.bin"]
+    seeds = [b"\x00" + (snaps / name).read_bytes() for name in fulls]
+    full = (snaps / "snapshot_full_snapshot.bin").read_bytes()
+    delta = (snaps / "snapshot_delta_snapshot.bin").read_bytes()
+    seeds.append(b"\x01" + struct.pack("<H", len(full)) + full + delta)
+    return seeds
+
+
 def found_inputs(target):
     found = FOUND / target
     if not found.is_dir():
@@ -166,6 +180,7 @@ def main():
     write_corpus("v2_block_json", v2_texts)
     write_corpus("v3_block", nova_seeds(vectors))
     write_corpus("gossip_frames", gossip_seeds(v2_blocks))
+    write_corpus("snapshot_file", snapshot_seeds(vectors))
 
 
 if __name__ == "__main__":

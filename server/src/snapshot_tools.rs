@@ -148,7 +148,7 @@ fn full_info(path: &Path) -> Result<FullInfo, ToolError> {
     Ok(FullInfo {
         path: path.display().to_string(),
         bytes,
-        header_bytes: h.len(),
+        header_bytes: h.encoded_len(),
         genesis_milestone_index: h.genesis_milestone_index,
         target_milestone_index: h.target_milestone_index,
         target_milestone_timestamp: h.target_milestone_timestamp,

@@ -122,13 +122,13 @@ pub struct FullHeader {
 
 impl FullHeader {
     /// Header length: 114 + P.
-    pub fn len(&self) -> u64 {
+    pub fn encoded_len(&self) -> u64 {
         FULL_HEADER_FIXED_LEN + self.protocol_parameters.params.len() as u64
     }
 
     /// Offset of the Outputs Count field (the counts the writer patches follow it).
     pub(crate) fn counts_offset(&self) -> u64 {
-        self.len() - 14
+        self.encoded_len() - 14
     }
 
     /// The header bytes.
@@ -143,7 +143,7 @@ impl FullHeader {
                 p.params.len()
             ));
         }
-        let mut out = Vec::with_capacity(self.len() as usize);
+        let mut out = Vec::with_capacity(self.encoded_len() as usize);
         out.extend_from_slice(&[FORMAT_VERSION, TYPE_FULL]);
         out.extend_from_slice(&self.genesis_milestone_index.to_le_bytes());
         out.extend_from_slice(&self.target_milestone_index.to_le_bytes());
@@ -288,9 +288,10 @@ pub struct MilestoneDiff {
     /// The treasury output the payload's receipt spent: present exactly when the payload
     /// carries a receipt option.
     pub treasury_input: Option<Treasury>,
-    /// Created outputs (written sorted by output id).
+    /// Created outputs, in file order (Hornet's node writes them sorted by output id, as its
+    /// store returns them; its test fixtures do not).
     pub created: Vec<SnapshotOutput>,
-    /// Consumed outputs (written sorted by output id).
+    /// Consumed outputs, in file order.
     pub consumed: Vec<SnapshotSpent>,
 }
 
@@ -368,8 +369,9 @@ impl MilestoneDiff {
     }
 
     /// The record bytes: u32 record length (itself included, as Hornet writes it) ‖ u32
-    /// payload length ‖ payload ‖ [treasury input] ‖ created ‖ consumed, each list sorted by
-    /// output id.
+    /// payload length ‖ payload ‖ [treasury input] ‖ created ‖ consumed, each list in the
+    /// order given (Hornet `MilestoneDiff.MarshalBinary`); a node passes them sorted by output
+    /// id.
     ///
     /// # Errors
     /// A record, payload or list too long for its u32 length.
@@ -387,16 +389,12 @@ impl MilestoneDiff {
             out.extend_from_slice(&t.milestone_id);
             out.extend_from_slice(&t.amount.to_le_bytes());
         }
-        let mut created: Vec<&SnapshotOutput> = self.created.iter().collect();
-        created.sort_by(|a, b| a.output_id.cmp(&b.output_id));
-        out.extend_from_slice(&count(created.len(), "created")?.to_le_bytes());
-        for o in created {
+        out.extend_from_slice(&count(self.created.len(), "created")?.to_le_bytes());
+        for o in &self.created {
             o.encode(&mut out);
         }
-        let mut consumed: Vec<&SnapshotSpent> = self.consumed.iter().collect();
-        consumed.sort_by(|a, b| a.output.output_id.cmp(&b.output.output_id));
-        out.extend_from_slice(&count(consumed.len(), "consumed")?.to_le_bytes());
-        for s in consumed {
+        out.extend_from_slice(&count(self.consumed.len(), "consumed")?.to_le_bytes());
+        for s in &self.consumed {
             s.encode(&mut out);
         }
         Ok(out)

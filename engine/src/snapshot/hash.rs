@@ -29,7 +29,7 @@ pub fn ledger_state_hashes(
     hasher.update(treasury.milestone_id);
     hasher.update(treasury.amount.to_le_bytes());
     let mut outputs: Vec<&SnapshotOutput> = unspent.iter().collect();
-    outputs.sort_by(|a, b| a.output_id.cmp(&b.output_id));
+    outputs.sort_by_key(|a| a.output_id);
     outputs.dedup_by(|a, b| a.output_id == b.output_id);
     let mut record = Vec::new();
     for output in outputs {

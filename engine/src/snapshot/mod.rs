@@ -7,11 +7,14 @@
 //! - `write`: streaming writers ([`FullWriter`], [`DeltaWriter`]) over `atomic`, the
 //!   temporary file that is fsynced and renamed into place;
 //! - `load`: the import rules, from files to a [`LoadedSnapshot`];
-//! - `hash`: Hornet's ledger hashes ([`SnapHash`]).
+//! - `hash`: Hornet's ledger hashes ([`SnapHash`]);
+//! - `fuzzing`: the oracle of the `snapshot_file` fuzz target (hidden).
 
 mod atomic;
 mod error;
 mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hash;
 mod load;
 mod read;

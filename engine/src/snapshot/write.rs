@@ -1,6 +1,6 @@
 //! Streaming writers of full and delta snapshot files (docs/snapshots-pruning.md §1.2-1.3):
 //! the header first with counts of zero, the records as they are pushed, then the counts (and
-//! a delta's SEP offset) patched in place, and the file put in place whole ([`super::atomic`]).
+//! a delta's SEP offset) patched in place, and the file put in place whole (`atomic.rs`).
 //! Diffs go in the order the readers demand: descending in a full file (the caller chooses
 //! which, e.g. Hornet's 30 extra diffs below the target), ascending in a delta.
 
@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use super::{
     atomic::AtomicFile,
-    format::{DeltaHeader, FullHeader, MilestoneDiff, SnapshotOutput, DELTA_SEP_OFFSET_AT},
+    format::{
+        DeltaHeader, FullHeader, MilestoneDiff, SnapshotOutput, DELTA_SEP_OFFSET_AT, MAX_OBJECT_LEN,
+    },
+    read::DeltaReader,
     SnapshotError,
 };
 
@@ -28,6 +31,16 @@ struct Records {
     seps: u16,
     last_diff: Option<u32>,
     descending: bool,
+}
+
+/// Refuses what the readers would refuse as too long (`MAX_OBJECT_LEN`).
+fn check_len(file: &AtomicFile, len: usize, what: &str) -> Result<(), SnapshotError> {
+    if len > MAX_OBJECT_LEN as usize {
+        return Err(file.fail(format!(
+            "{what} of {len} bytes: readers accept at most {MAX_OBJECT_LEN}"
+        )));
+    }
+    Ok(())
 }
 
 impl Records {
@@ -72,6 +85,15 @@ impl Records {
             return Err(self.file.fail(format!(
                 "milestone diff {index}: a treasury input goes with a receipt, and only with one"
             )));
+        }
+        check_len(
+            &self.file,
+            diff.milestone_payload.len(),
+            "a milestone payload",
+        )?;
+        let consumed = diff.consumed.iter().map(|s| &s.output);
+        for o in diff.created.iter().chain(consumed) {
+            check_len(&self.file, o.output.len(), "an output")?;
         }
         let bytes = diff.to_bytes().map_err(|e| self.file.fail(e))?;
         self.diffs = self
@@ -129,6 +151,7 @@ impl FullWriter {
     /// After a diff or SEP, or a write failure.
     pub fn push_output(&mut self, output: &SnapshotOutput) -> Result<(), SnapshotError> {
         self.records.enter(Part::Outputs, "an output")?;
+        check_len(&self.records.file, output.output.len(), "an output")?;
         let mut bytes = Vec::with_capacity(output.record_len() as usize);
         output.encode(&mut bytes);
         self.outputs += 1;
@@ -193,6 +216,50 @@ impl DeltaWriter {
             },
             sep_offset: None,
         })
+    }
+
+    /// A writer for a new version of the delta at `path` that reaches `target_milestone_index`:
+    /// the existing file's diffs are copied (read and checked one at a time), the caller pushes
+    /// the diffs after them and the new SEPs, and [`DeltaWriter::finish`] replaces the file.
+    /// This is TIP-35's "updating an existing delta snapshot file" (docs/snapshots-pruning.md
+    /// §1.8) without Hornet's in-place truncation, so a crash leaves the old file whole. The
+    /// old file must be a delta on `full_snapshot_target_milestone_id`.
+    ///
+    /// # Errors
+    /// The old file cannot be read, is malformed, or continues another full file.
+    pub fn extend(
+        path: &Path,
+        full_snapshot_target_milestone_id: [u8; 32],
+        target_milestone_index: u32,
+        target_milestone_timestamp: u32,
+    ) -> Result<Self, SnapshotError> {
+        let old = std::fs::File::open(path).map_err(|source| SnapshotError::File {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut reader = DeltaReader::new(std::io::BufReader::with_capacity(1 << 20, old))?;
+        let link = reader.header().full_snapshot_target_milestone_id;
+        if link != full_snapshot_target_milestone_id {
+            return Err(SnapshotError::NotMergeable {
+                delta: link,
+                full: full_snapshot_target_milestone_id,
+            });
+        }
+        let header = DeltaHeader {
+            target_milestone_index,
+            target_milestone_timestamp,
+            full_snapshot_target_milestone_id,
+            sep_file_offset: 0,
+            diff_count: 0,
+            sep_count: 0,
+        };
+        let mut writer = Self::create(path, &header)?;
+        while let Some(diff) = reader.next_diff()? {
+            writer.push_diff(&diff)?;
+        }
+        // The old file's SEPs are replaced, but it must still be whole.
+        reader.finish()?;
+        Ok(writer)
     }
 
     /// Appends a milestone diff; indexes must ascend strictly.

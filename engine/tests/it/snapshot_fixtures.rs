@@ -4,6 +4,8 @@
 
 use std::{fs, path::PathBuf};
 
+use sha2::Digest;
+
 use ledger_engine::snapshot::{
     load, DeltaReader, FullReader, LoadedSnapshot, SnapHash, FULL_HEADER_FIXED_LEN,
 };
@@ -90,9 +92,9 @@ fn the_full_fixtures_parse_completely_with_the_reference_sizes() {
         assert_eq!(data.len() as u64, case.len, "{}", case.file);
         let mut reader = FullReader::new(&data[..]).unwrap();
         let header = reader.header().clone();
-        assert_eq!(header.len(), case.header_len, "{}", case.file);
+        assert_eq!(header.encoded_len(), case.header_len, "{}", case.file);
         assert_eq!(
-            header.len(),
+            header.encoded_len(),
             FULL_HEADER_FIXED_LEN + header.protocol_parameters.params.len() as u64
         );
         assert_eq!(reader.position(), case.header_len, "{}", case.file);
@@ -296,5 +298,14 @@ fn the_hashes_are_the_reference_values() {
         );
         assert_eq!(h.ledger_token_supply, 2_779_530_283_277_761);
         assert_eq!(h.utxos_count, s.unspent.len());
+        // The only option is the header's (activation 0, active at the ledger index), so the
+        // parameters hash covers exactly the option bytes at offset 92 of the full file.
+        let data = bytes(full);
+        let len = usize::from(u16::from_le_bytes([data[90], data[91]]));
+        assert_eq!(s.protocol_parameters.len(), 1);
+        assert_eq!(
+            h.protocol_parameters_hash,
+            hex::encode(sha2::Sha256::digest(&data[92..92 + len]))
+        );
     }
 }

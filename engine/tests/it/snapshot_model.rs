@@ -224,8 +224,8 @@ fn build(base: u32, initial: &[u64], steps: &[Step]) -> History {
                 amount: state.treasury.amount - x,
             };
         }
-        // Files carry each list sorted by output id (Hornet `sortedOutputs`).
-        created.sort_by(|a, b| a.output_id.cmp(&b.output_id));
+        // A node writes each list sorted by output id (as Hornet's store returns them).
+        created.sort_by_key(|a| a.output_id);
         for c in &consumed {
             state.unspent.remove(&c.output.output_id);
         }
@@ -316,7 +316,10 @@ fn write_files(
     }
 }
 
-fn case() -> impl Strategy<Value = (Vec<u64>, Vec<Step>, (u32, u32, u32), Vec<[u8; 32]>)> {
+/// Initial amounts, steps, how far below/above/after the target the files reach, SEPs.
+type Case = (Vec<u64>, Vec<Step>, (u32, u32, u32), Vec<[u8; 32]>);
+
+fn case() -> impl Strategy<Value = Case> {
     (
         prop::collection::vec(1_000u64..10_000_000, 1..5),
         prop::collection::vec(step(), 4..12),

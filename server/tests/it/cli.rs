@@ -68,7 +68,14 @@ fn top_level_help_lists_subcommands() {
     }
     let (status, out, _) = run_cli(&["tools", "--help"]);
     assert!(status.success());
-    for word in ["jwt", "decode", "encode", "id"] {
+    for word in [
+        "jwt",
+        "decode",
+        "encode",
+        "id",
+        "snapshot-info",
+        "snap-hash",
+    ] {
         assert!(
             out.lines().any(|l| l.trim_start().starts_with(word)),
             "{word} missing in\n{out}"
@@ -78,7 +85,14 @@ fn top_level_help_lists_subcommands() {
 
 #[test]
 fn tools_refuse_unknown_flags_with_exit_code_2() {
-    for tool in ["decode", "encode", "id", "salvage"] {
+    for tool in [
+        "decode",
+        "encode",
+        "id",
+        "salvage",
+        "snapshot-info",
+        "snap-hash",
+    ] {
         let (status, _, err) = run_cli(&["tools", tool, "--anything", "0x00"]);
         assert_eq!(status.code(), Some(2), "tools {tool}");
         assert!(err.contains("--anything"), "tools {tool}: {err}");

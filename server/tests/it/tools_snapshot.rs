@@ -55,10 +55,22 @@ fn refused(what: &str, r: &Run, code: i32, needle: &str) {
     assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
 }
 
+/// File, bytes, header bytes, outputs, diff indexes, SEPs, target, ledger, hrp.
+type Expected = (
+    &'static str,
+    u64,
+    u64,
+    u64,
+    &'static [u64],
+    u64,
+    u64,
+    u64,
+    &'static str,
+);
+
 #[test]
 fn snapshot_info_reports_the_headers_counts_and_sizes_of_each_fixture() {
-    // file, bytes, header bytes, outputs, diff indexes, SEPs, target, ledger, hrp
-    let cases: [(&str, u64, u64, u64, &[u64], u64, u64, u64, &str); 3] = [
+    let cases: [Expected; 3] = [
         ("full_snapshot.bin", 304, 148, 1, &[], 1, 0, 0, "rms"),
         (
             "migration_full_snapshot.bin",
