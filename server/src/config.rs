@@ -227,6 +227,7 @@ impl NodeConfig {
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(DEFAULT_MAX_PENDING_SUBMITS),
             pow: !args.no_pow.unwrap_or(false),
+            dashboard: !args.no_dashboard.unwrap_or(false),
         };
         Ok(Self {
             p2p,
