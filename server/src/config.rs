@@ -591,6 +591,21 @@ mod tests {
     }
 
     #[test]
+    fn the_dashboard_is_on_unless_the_flag_or_the_file_turns_it_off() {
+        assert!(NodeConfig::resolve(parse(&[])).expect("ok").api.dashboard);
+        let off = NodeConfig::resolve(parse(&["--no-dashboard"])).expect("ok");
+        assert!(!off.api.dashboard);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("node.toml");
+        fs::write(&file, "no-dashboard = true\n").expect("write");
+        let file_arg = format!("--config={}", file.display());
+        let off_in_file = NodeConfig::resolve(parse(&[&file_arg])).expect("ok");
+        assert!(!off_in_file.api.dashboard);
+        let cli_wins = NodeConfig::resolve(parse(&[&file_arg, "--no-dashboard=false"])).expect("ok");
+        assert!(cli_wins.api.dashboard);
+    }
+
+    #[test]
     fn bad_config_is_an_error() {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("node.toml");

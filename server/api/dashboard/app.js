@@ -367,14 +367,14 @@
     health.className = info.status.isHealthy ? "yes" : "no";
   }
 
-  // A peer is synced when it is connected, has sent a heartbeat, and its confirmed milestone is
-  // its latest and within one milestone of this node's confirmed one.
+  // A peer is synced when it is connected and its heartbeat passes Hornet's rule, the one
+  // server/p2p/src/registry.rs (peer_is_synced) applies: its solid index at most two below the
+  // higher of its latest index and this node's confirmed index.
   function peerSynced(peer, hb, cmi) {
     return (
       peer.connected &&
       hb.latestMilestoneIndex > 0 &&
-      hb.solidMilestoneIndex >= hb.latestMilestoneIndex - 1 &&
-      hb.solidMilestoneIndex + 1 >= cmi
+      hb.solidMilestoneIndex >= Math.max(Math.max(hb.latestMilestoneIndex, cmi) - 2, 0)
     );
   }
 
