@@ -601,7 +601,8 @@ mod tests {
         let file_arg = format!("--config={}", file.display());
         let off_in_file = NodeConfig::resolve(parse(&[&file_arg])).expect("ok");
         assert!(!off_in_file.api.dashboard);
-        let cli_wins = NodeConfig::resolve(parse(&[&file_arg, "--no-dashboard=false"])).expect("ok");
+        let cli_wins =
+            NodeConfig::resolve(parse(&[&file_arg, "--no-dashboard=false"])).expect("ok");
         assert!(cli_wins.api.dashboard);
     }
 

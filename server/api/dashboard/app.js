@@ -161,6 +161,7 @@
       },
       milestones: {
         unit: (v) => fmtInt(v),
+        integer: true,
         series: ["latest", "confirmed"],
         data: () => [h.t, h.latest, h.confirmed],
       },
@@ -175,12 +176,15 @@
       },
       tips: {
         unit: (v) => `${fmtInt(v)} tips`,
+        integer: true,
         series: ["healthy", "semi-lazy", "lazy"],
         data: () => [h.t, h.healthy, h.semiLazy, h.lazy],
       },
       resources: {
         unit: fmtBytes,
-        series: ["resident memory", "data directory"],
+        series: ["resident memory", "data directory (right)"],
+        // Memory and disk differ by orders of magnitude: the directory has its own axis.
+        secondScale: true,
         data: () => [h.t, h.rss, h.dataDir],
       },
       refusals: {
@@ -211,26 +215,40 @@
       grid: { stroke: css("--grid"), width: 1 },
       ticks: { stroke: css("--grid"), width: 1 },
     };
+    // Whole numbers only on the axes of counts; 1-2-5 steps otherwise (uPlot's default).
+    const integerIncrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 1e6, 1e7];
+    const yAxis = (scale, side) => ({
+      ...axis,
+      scale,
+      side,
+      size: 80,
+      incrs: spec.integer ? integerIncrs : undefined,
+      values: (u, vals) => vals.map((v) => spec.unit(v)),
+    });
+    const axes = [
+      { ...axis, values: (u, vals) => vals.map((v) => fmtTime(v).slice(0, 5 + (vals.length > 1 && vals[1] - vals[0] < 60 ? 3 : 0))) },
+      yAxis("y", 3),
+    ];
+    if (spec.secondScale) axes.push({ ...yAxis("y2", 1), grid: { show: false } });
     const opts = {
       ...plotSize(el),
-      scales: { x: { time: true } },
-      legend: { live: true },
+      scales: { x: { time: true }, y: { range: (u, min, max) => [Math.min(0, min), Math.max(max, spec.integer ? 1 : 0.01)] } },
+      legend: { live: false },
       cursor: { drag: { x: false, y: false } },
       series: [
-        { value: (u, v) => (v == null ? "–" : fmtTime(v)) },
+        {},
         ...spec.series.map((label, i) => ({
           label,
+          scale: spec.secondScale && i === 1 ? "y2" : "y",
           stroke: colors[i % colors.length],
           width: 2,
           points: { show: Boolean(spec.points) },
           value: (u, v) => spec.unit(v),
         })),
       ],
-      axes: [
-        { ...axis },
-        { ...axis, size: 76, values: (u, vals) => vals.map((v) => spec.unit(v)) },
-      ],
+      axes,
     };
+    if (spec.secondScale) opts.scales.y2 = { range: (u, min, max) => [0, Math.max(max, 1)] };
     el.textContent = "";
     const plot = new uPlot(opts, spec.data(), el);
     charts.set(name, { plot, seriesKey: spec.series.join("\u0000") });

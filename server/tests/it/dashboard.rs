@@ -28,8 +28,16 @@ fn assert_locked_down(path: &str, reply: &Reply) {
         assert!(csp.contains(directive), "{path}: {directive} not in {csp}");
     }
     assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
-    assert_eq!(reply.header("x-content-type-options"), Some("nosniff"), "{path}");
-    assert_eq!(reply.header("referrer-policy"), Some("no-referrer"), "{path}");
+    assert_eq!(
+        reply.header("x-content-type-options"),
+        Some("nosniff"),
+        "{path}"
+    );
+    assert_eq!(
+        reply.header("referrer-policy"),
+        Some("no-referrer"),
+        "{path}"
+    );
 }
 
 /// The local files the page names in `src="…"` and `href="…"` (links within the page and to
@@ -61,7 +69,10 @@ fn the_page_and_its_files_are_served_with_their_types_and_a_strict_policy() {
         );
         assert_locked_down(path, &reply);
         let page = String::from_utf8(reply.body).expect("UTF-8 page");
-        assert!(page.contains("<title>ledger-node dashboard</title>"), "{page}");
+        assert!(
+            page.contains("<title>ledger-node dashboard</title>"),
+            "{page}"
+        );
     }
     let page = String::from_utf8(node.get("/").body).expect("UTF-8 page");
     let files = referenced_files(&page);
@@ -73,7 +84,10 @@ fn the_page_and_its_files_are_served_with_their_types_and_a_strict_policy() {
         "/dashboard/favicon.svg",
         "/dashboard/uPlot.LICENSE",
     ] {
-        assert!(files.iter().any(|f| f == expected), "{expected} not in {files:?}");
+        assert!(
+            files.iter().any(|f| f == expected),
+            "{expected} not in {files:?}"
+        );
     }
     for file in &files {
         let reply = node.get(file);
@@ -123,7 +137,9 @@ fn the_stats_follow_the_node() {
     assert_eq!(before["milestones"]["recent"], json!([]), "{before}");
     assert_eq!(before["refusals"], json!([]), "{before}");
 
-    let posted: Vec<String> = (0..3).map(|i| post_block(&node, &format!("0x0{i}"))).collect();
+    let posted: Vec<String> = (0..3)
+        .map(|i| post_block(&node, &format!("0x0{i}")))
+        .collect();
     let first = node.issue_milestone();
     post_block(&node, "0x10");
     let second = node.issue_milestone();
@@ -134,8 +150,11 @@ fn the_stats_follow_the_node() {
         node.post_json("/api/core/v2/blocks", &bad_version)
             .assert_error(400);
     }
-    node.post_json("/api/core/v2/blocks", &json!({"protocolVersion": 2, "parents": []}))
-        .assert_error(400);
+    node.post_json(
+        "/api/core/v2/blocks",
+        &json!({"protocolVersion": 2, "nonce": "7", "payload": {"type": 5, "tag": "0x", "data": "0x"}}),
+    )
+    .assert_error(400);
 
     let now = stats(&node);
     let info = node.get("/api/core/v2/info").assert_json(200);
@@ -147,27 +166,35 @@ fn the_stats_follow_the_node() {
     let recent = now["milestones"]["recent"].as_array().expect("recent");
     let indexes: Vec<&Value> = recent.iter().map(|c| &c["index"]).collect();
     assert_eq!(indexes, vec![&first["index"], &second["index"]], "{now}");
-    // The first milestone referenced the three blocks posted before it (and itself); the
-    // second the one block after it.
-    assert!(recent[0]["referenced"].as_u64() >= Some(posted.len() as u64), "{now}");
-    assert!(recent[1]["referenced"].as_u64() >= Some(1), "{now}");
+    // The first milestone referenced the three blocks posted before it; the second the block
+    // after it and the first milestone's block. Every block but the last milestone's own is
+    // referenced, and the counter agrees with the confirmations.
+    assert_eq!(recent[0]["referenced"], json!(posted.len()), "{now}");
+    assert_eq!(recent[1]["referenced"], json!(2), "{now}");
     for c in recent {
         assert!(c["confirmationUs"].as_u64().is_some(), "{c}");
         assert!(c["timestamp"].as_u64() > Some(0), "{c}");
     }
-    // Blocks: the four posted plus the two milestone blocks, all referenced.
-    assert!(now["blocks"]["received"].as_u64() >= Some(6), "{now}");
-    assert!(now["blocks"]["referenced"].as_u64() >= Some(6), "{now}");
+    assert_eq!(now["blocks"]["received"], json!(6), "{now}");
+    assert_eq!(now["blocks"]["referenced"], json!(5), "{now}");
     for key in ["perSecond", "referencedPerSecond"] {
-        assert!(now["blocks"][key].as_f64().is_some_and(|v| v >= 0.0), "{now}");
+        assert!(
+            now["blocks"][key].as_f64().is_some_and(|v| v >= 0.0),
+            "{now}"
+        );
     }
     for key in ["healthy", "semiLazy", "lazy"] {
         assert!(now["tips"][key].as_u64().is_some(), "{now}");
     }
     // Memory as /proc says, disk as the data directory takes: both plausible, not speed.
-    let rss = now["resources"]["residentMemoryBytes"].as_u64().expect("rss");
+    let rss = now["resources"]["residentMemoryBytes"]
+        .as_u64()
+        .expect("rss");
     let kib = node.rss_kib();
-    assert!(rss > 1 << 20 && rss / 1024 < kib * 4 && kib < rss / 1024 * 4, "{rss} vs {kib} KiB");
+    assert!(
+        rss > 1 << 20 && rss / 1024 < kib * 4 && kib < rss / 1024 * 4,
+        "{rss} vs {kib} KiB"
+    );
     let data = now["resources"]["dataDirBytes"].as_u64().expect("data dir");
     assert!(data > 0, "{now}");
 
@@ -179,7 +206,10 @@ fn the_stats_follow_the_node() {
             .all(|r| r["status"] == 400 && r["reason"].as_str().is_some_and(|s| !s.is_empty())),
         "{now}"
     );
-    let mut counts: Vec<u64> = refusals.iter().filter_map(|r| r["count"].as_u64()).collect();
+    let mut counts: Vec<u64> = refusals
+        .iter()
+        .filter_map(|r| r["count"].as_u64())
+        .collect();
     counts.sort_unstable();
     assert_eq!(counts, vec![1, 2], "{now}");
 }
@@ -194,7 +224,10 @@ fn no_dashboard_by_flag_or_environment_leaves_every_route_out() {
     for node in [&by_flag, &by_env] {
         for path in ROUTES {
             let message = node.get(path).assert_error(404);
-            assert!(message.contains(path.trim_end_matches('/')), "{path}: {message}");
+            assert!(
+                message.contains(path.trim_end_matches('/')),
+                "{path}: {message}"
+            );
         }
         node.get("/api/core/v2/info").assert_json(200);
     }
@@ -228,7 +261,12 @@ fn the_route_lists_apply_to_the_dashboard() {
     }
     // On neither list: 403 even with a token.
     let closed = TestNode::start_with(
-        &["--coordinator-interval", "0", "--public-routes", "/api/core/v2/info"],
+        &[
+            "--coordinator-interval",
+            "0",
+            "--public-routes",
+            "/api/core/v2/info",
+        ],
         &[],
     );
     let auth = format!("Bearer {}", closed.jwt());
@@ -250,7 +288,9 @@ fn the_route_lists_apply_to_the_dashboard() {
     stats_closed.get(STATS).assert_error(403);
     let auth = format!("Bearer {}", stats_closed.jwt());
     assert_eq!(
-        stats_closed.get_with(STATS, &[("authorization", &auth)]).status,
+        stats_closed
+            .get_with(STATS, &[("authorization", &auth)])
+            .status,
         200
     );
 }
