@@ -15,6 +15,7 @@
   // --- formatting: every number with its unit ----------------------------------------------
   const intFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
   const fmtInt = (n) => (n == null || !isFinite(n) ? "–" : intFmt.format(n));
+  const plural = (n, one, many) => `${fmtInt(n)} ${n === 1 ? one : many}`;
   const fmtRate = (v, unit) => (v == null ? "–" : `${v.toFixed(v < 10 ? 2 : 1)} ${unit}`);
   function fmtBytes(b) {
     if (b == null) return "–";
@@ -162,6 +163,8 @@
       milestones: {
         unit: (v) => fmtInt(v),
         integer: true,
+        // Indexes far from 0: the axis spans the window's own indexes.
+        range: (min, max) => [Math.max((min || 0) - 2, 0), (max || 0) + 2],
         series: ["latest", "confirmed"],
         data: () => [h.t, h.latest, h.confirmed],
       },
@@ -175,7 +178,7 @@
         ],
       },
       tips: {
-        unit: (v) => `${fmtInt(v)} tips`,
+        unit: (v) => plural(v, "tip", "tips"),
         integer: true,
         series: ["healthy", "semi-lazy", "lazy"],
         data: () => [h.t, h.healthy, h.semiLazy, h.lazy],
@@ -199,6 +202,12 @@
   }
 
   const charts = new Map(); // name -> {plot, seriesKey}
+
+  // A y range from 0 (or a negative minimum) to 15 % above the maximum, at least 1.
+  function headroom(min, max, integer) {
+    const top = max > 0 ? max * 1.15 : 1;
+    return [Math.min(0, min || 0), integer ? Math.max(Math.ceil(top), 1) : Math.max(top, 1)];
+  }
 
   function plotSize(el) {
     const width = Math.max(el.clientWidth, 200);
@@ -226,13 +235,13 @@
       values: (u, vals) => vals.map((v) => spec.unit(v)),
     });
     const axes = [
-      { ...axis, values: (u, vals) => vals.map((v) => fmtTime(v).slice(0, 5 + (vals.length > 1 && vals[1] - vals[0] < 60 ? 3 : 0))) },
+      { ...axis, space: 80, values: (u, vals) => vals.map((v) => fmtTime(v).slice(0, 5 + (vals.length > 1 && vals[1] - vals[0] < 60 ? 3 : 0))) },
       yAxis("y", 3),
     ];
     if (spec.secondScale) axes.push({ ...yAxis("y2", 1), grid: { show: false } });
     const opts = {
       ...plotSize(el),
-      scales: { x: { time: true }, y: { range: (u, min, max) => [Math.min(0, min), Math.max(max, spec.integer ? 1 : 0.01)] } },
+      scales: { x: { time: true }, y: { range: (u, min, max) => (spec.range ? spec.range(min, max) : headroom(min, max, spec.integer)) } },
       legend: { live: false },
       cursor: { drag: { x: false, y: false } },
       series: [
@@ -248,7 +257,7 @@
       ],
       axes,
     };
-    if (spec.secondScale) opts.scales.y2 = { range: (u, min, max) => [0, Math.max(max, 1)] };
+    if (spec.secondScale) opts.scales.y2 = { range: (u, min, max) => headroom(min, max, false) };
     el.textContent = "";
     const plot = new uPlot(opts, spec.data(), el);
     charts.set(name, { plot, seriesKey: spec.series.join("\u0000") });
@@ -308,7 +317,7 @@
   function showStats(stats) {
     setText("#lmi", fmtInt(stats.milestones.latest));
     setText("#cmi", fmtInt(stats.milestones.confirmed));
-    setText("#blocks-total", `${fmtInt(stats.blocks.received)} blocks`);
+    setText("#blocks-total", plural(stats.blocks.received, "block", "blocks"));
     setText(
       "#now-blocks",
       `${fmtRate(stats.blocks.perSecond, "blk/s")} received, ${fmtRate(
@@ -348,7 +357,7 @@
       tr.append(
         cell(link(`#/milestone/${c.index}`, fmtInt(c.index))),
         cell(fmtTime(c.timestamp)),
-        cell(`${fmtInt(c.referenced)} blocks`, "num"),
+        cell(plural(c.referenced, "block", "blocks"), "num"),
         cell(fmtMicros(c.confirmationUs), "num")
       );
       ms.appendChild(tr);
@@ -685,10 +694,10 @@
     const facts = [
       ["index", "index", fmtInt(ms.index)],
       ["time", "time", fmtDateTime(ms.timestamp)],
-      ["referenced", "blocks referenced", c ? `${fmtInt(c.referenced)} blocks` : "not known (confirmed before this page opened)"],
+      ["referenced", "blocks referenced", c ? plural(c.referenced, "block", "blocks") : "not known (confirmed before this page opened)"],
       ["confirmation", "confirmation time", c ? fmtMicros(c.confirmationUs) : "–"],
       ["previous", "previous milestone id", ms.previousMilestoneId],
-      ["parents", "parents", `${(ms.parents || []).length} blocks`],
+      ["parents", "parents", plural((ms.parents || []).length, "block", "blocks")],
     ];
     if (changes.status === 200) {
       facts.push([
@@ -699,7 +708,9 @@
     }
     const nav = document.createElement("p");
     if (ms.index > 1) nav.append(link(`#/milestone/${ms.index - 1}`, "← previous"), " ");
-    nav.append(link(`#/milestone/${ms.index + 1}`, "next →"));
+    if (!state.stats || ms.index < state.stats.milestones.latest) {
+      nav.append(link(`#/milestone/${ms.index + 1}`, "next →"));
+    }
     fill(facts, { milestone: ms, utxoChanges: changes.body }, nav);
     return null;
   }

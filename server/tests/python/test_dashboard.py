@@ -7,7 +7,7 @@ confirmed milestone it shows equals /info's within one; the blocks-per-second ch
 least five points; the peer list says a token is needed without one and, with A's token
 pasted, shows B connected and synced; a search for a block id posted here opens its view with
 the right id and inclusion state; screenshots at 1280x800 and 390x844 (light, and dark at
-1280x800) are written to the output folder and are not blank.
+1280x800, and the whole page at 1280 wide) are written to the output folder and are not blank.
 
 Screenshots go to `LEDGER_TEST_OUTPUT/dashboard/` (default: `target/test-output/dashboard/`).
 """
@@ -189,6 +189,15 @@ def test_dashboard_in_a_real_browser(chromium, pair):
         assert browser.evaluate("sessionStorage.getItem('ledger-node.api-token')") == a.token()
         assert a.token() not in browser.evaluate("location.href")
         assert not [u for u in browser.requested_urls() if a.token() in u]
+
+        # The whole page with the peer listed (README's docs/dashboard.png is one of these).
+        height = browser.evaluate("document.documentElement.scrollHeight")
+        browser.viewport(1280, height)
+        browser.pump(1.5)
+        full = browser.screenshot(output_dir() / "dashboard-1280-full-light.png")
+        problem = blank_report(full)
+        assert problem is None, f"the full page looks blank: {problem}"
+        browser.viewport(1280, 800)
 
         # Search: a block posted here, once referenced, opens its view with its id and state.
         block_id = trickle.ids[0]
