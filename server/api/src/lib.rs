@@ -7,9 +7,9 @@
 //!
 //! Modules, from the bottom up: the rules each piece needs ([`error`], [`media`],
 //! [`access`], [`jwt`], [`admission`], [`rates`], [`rejects`], [`request_metrics`],
-//! [`submit`], [`node`], [`config`], [`process`], [`dashboard`]), then the state that holds them ([`state`]), then the
-//! handlers ([`routes`]), then the router over them ([`router`]) and the accept loop
-//! ([`serve()`]).
+//! [`submit`], [`node`], [`config`], [`process`], [`dashboard`]), then the state that holds
+//! them ([`state`]), then the handlers ([`routes`]), then the router over them ([`router`]) and
+//! the accept loop ([`serve()`]).
 
 #![deny(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]

@@ -228,6 +228,7 @@ def test_dashboard_in_a_real_browser(chromium, pair):
         browser.wait_for("the overview", "!document.querySelector('#overview').hidden")
         out = output_dir()
         shots = []
+        backgrounds = {}
         for scheme in ("light", "dark"):
             browser.color_scheme(scheme)
             for name, width, height, mobile in SIZES:
@@ -240,12 +241,19 @@ def test_dashboard_in_a_real_browser(chromium, pair):
                     f"the page at {name}",
                     f"document.documentElement.clientWidth === {width}",
                 )
+                # Readable at this size: nothing wider than the screen (wide tables scroll
+                # inside their panel), and the colours of the scheme asked for.
+                assert browser.evaluate("document.documentElement.scrollWidth") <= width, name
+                backgrounds[scheme] = browser.evaluate(
+                    "getComputedStyle(document.body).backgroundColor"
+                )
                 path = out / f"dashboard-{name}-{scheme}.png"
                 data = browser.screenshot(path)
                 shots.append(path)
                 problem = blank_report(data)
                 assert problem is None, f"{path} looks blank: {problem}"
         assert all(p.stat().st_size > 0 for p in shots)
+        assert backgrounds["light"] != backgrounds["dark"], backgrounds
         print(f"screenshots: {', '.join(str(p) for p in shots)}")
 
         # A few more seconds of polling, then nothing the page did may have logged an error
