@@ -815,7 +815,12 @@
   }
 
   async function route() {
-    const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+    let hash;
+    try {
+      hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+    } catch (_) {
+      hash = `search/${location.hash.replace(/^#\/?(search\/)?/, "")}`;
+    }
     const slash = hash.indexOf("/");
     const kind = slash < 0 ? hash : hash.slice(0, slash);
     const arg = slash < 0 ? "" : hash.slice(slash + 1);
