@@ -89,6 +89,23 @@ fn the_page_and_its_files_are_served_with_their_types_and_a_strict_policy() {
             "{expected} not in {files:?}"
         );
     }
+    // The script modules the entry module imports, and theirs.
+    let mut files = files;
+    let mut i = 0;
+    while i < files.len() {
+        if files[i].ends_with(".js") && !files[i].contains("uPlot") {
+            let text = String::from_utf8(node.get(&files[i]).body).expect("UTF-8 script");
+            for (at, _) in text.match_indices("from \"./") {
+                let rest = &text[at + "from \"./".len()..];
+                let module = format!("/dashboard/{}", &rest[..rest.find('"').unwrap()]);
+                if !files.contains(&module) {
+                    files.push(module);
+                }
+            }
+        }
+        i += 1;
+    }
+    assert!(files.len() >= 12, "{files:?}");
     for file in &files {
         let reply = node.get(file);
         assert_eq!(reply.status, 200, "{file}");

@@ -22,13 +22,54 @@ pub const INDEX: Asset = Asset {
     body: include_bytes!("../../dashboard/index.html"),
 };
 
-/// Every file under `/dashboard/{name}`.
+/// Every file under `/dashboard/{name}`: the page, its script modules (`app.js` imports the
+/// others), its style sheet, uPlot with its license, the icon.
 pub const ASSETS: &[Asset] = &[
     INDEX,
     Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../dashboard/app.js"),
+    },
+    Asset {
+        name: "api.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/api.js"),
+    },
+    Asset {
+        name: "bech32.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/bech32.js"),
+    },
+    Asset {
+        name: "charts.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/charts.js"),
+    },
+    Asset {
+        name: "dom.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/dom.js"),
+    },
+    Asset {
+        name: "format.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/format.js"),
+    },
+    Asset {
+        name: "history.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/history.js"),
+    },
+    Asset {
+        name: "panels.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/panels.js"),
+    },
+    Asset {
+        name: "views.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../dashboard/views.js"),
     },
     Asset {
         name: "style.css",
