@@ -347,6 +347,19 @@ pub struct RunArgs {
     )]
     pub no_indexer: Option<bool>,
 
+    /// Do not serve the dashboard: GET /, /dashboard, /dashboard/* and
+    /// /api/dashboard/v1/stats then answer 404.
+    #[arg(
+        long,
+        env = "LEDGER_NODE_NO_DASHBOARD",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_dashboard: Option<bool>,
+
     /// Address to listen on for peers, as a multiaddr; repeatable
     /// [default: /ip4/0.0.0.0/tcp/15600]. The bound addresses are logged and written to
     /// DATA_DIR/p2pstore/listen.addrs.
@@ -465,6 +478,7 @@ impl RunArgs {
             http_max_connections: self.http_max_connections.or(lower.http_max_connections),
             http_max_buffered_body: self.http_max_buffered_body.or(lower.http_max_buffered_body),
             no_indexer: self.no_indexer.or(lower.no_indexer),
+            no_dashboard: self.no_dashboard.or(lower.no_dashboard),
             p2p_bind: self.p2p_bind.or(lower.p2p_bind),
             peer: self.peer.or(lower.peer),
             peer_alias: self.peer_alias.or(lower.peer_alias),

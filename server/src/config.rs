@@ -266,6 +266,7 @@ impl NodeConfig {
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(DEFAULT_MAX_PENDING_SUBMITS),
             pow: !args.no_pow.unwrap_or(false),
+            dashboard: !args.no_dashboard.unwrap_or(false),
         };
         Ok(Self {
             p2p,
@@ -629,6 +630,22 @@ mod tests {
         fs::write(&file, "no-metrics = true\n").expect("write");
         let off_in_file = NodeConfig::resolve(parse(&[&file_arg])).expect("ok");
         assert_eq!(off_in_file.metrics_bind, None);
+    }
+
+    #[test]
+    fn the_dashboard_is_on_unless_the_flag_or_the_file_turns_it_off() {
+        assert!(NodeConfig::resolve(parse(&[])).expect("ok").api.dashboard);
+        let off = NodeConfig::resolve(parse(&["--no-dashboard"])).expect("ok");
+        assert!(!off.api.dashboard);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("node.toml");
+        fs::write(&file, "no-dashboard = true\n").expect("write");
+        let file_arg = format!("--config={}", file.display());
+        let off_in_file = NodeConfig::resolve(parse(&[&file_arg])).expect("ok");
+        assert!(!off_in_file.api.dashboard);
+        let cli_wins =
+            NodeConfig::resolve(parse(&[&file_arg, "--no-dashboard=false"])).expect("ok");
+        assert!(cli_wins.api.dashboard);
     }
 
     #[test]

@@ -302,7 +302,8 @@ async fn run_with_state(
         config.api.protected_routes.iter().cloned(),
         jwt,
     );
-    let mut state = AppState::with_config(Arc::clone(&node), access, &config.api);
+    let mut state = AppState::with_config(Arc::clone(&node), access, &config.api)
+        .with_data_dir(config.data_dir.clone());
     if let Some(engine) = node.engine() {
         state = state.with_rates(BlockRates::spawn(engine));
     }

@@ -175,6 +175,12 @@ impl Engine {
             if let Some(observer) = self.timings.get() {
                 observer.milestone_confirmed(took);
             }
+            self.recent.push(ConfirmedMilestone {
+                index: m.index,
+                timestamp: m.timestamp,
+                referenced: u32::try_from(conf.referenced.len()).unwrap_or(u32::MAX),
+                took,
+            });
         }
         if replay == Replay::Yes {
             tracing::debug!(

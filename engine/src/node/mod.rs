@@ -45,6 +45,7 @@ mod keys;
 mod open;
 mod prepare;
 mod prune;
+mod recent;
 mod signatures;
 mod submit;
 
@@ -55,6 +56,8 @@ use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
 pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
 pub use prune::{PruneError, PruneTarget, PruningConfig, PRUNING_MARGIN, PRUNING_MIN_STEP};
+use recent::RecentConfirmations;
+pub use recent::{ConfirmedMilestone, RECENT_CONFIRMATIONS};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]
@@ -243,6 +246,8 @@ pub struct Engine {
     // Told how long each milestone confirmation took (see `observe_timings`).
     indexer: Option<IndexerService>,
     timings: OnceLock<Arc<dyn TimingObserver>>,
+    // The last confirmations made (not replayed), with their times (see `recent_confirmations`).
+    recent: RecentConfirmations,
     // Told about blocks worth passing on to peers (see `set_broadcast_hook`).
     broadcast: OnceLock<Arc<dyn gossip::BroadcastHook>>,
 }
@@ -530,6 +535,13 @@ impl Engine {
     pub fn observe_timings(&self, observer: Arc<dyn TimingObserver>) -> bool {
         let log = self.log.observe_timings(Arc::clone(&observer));
         self.timings.set(observer).is_ok() && log
+    }
+
+    /// The last milestones this node confirmed since it started (replayed ones are not
+    /// included), oldest first, at most [`RECENT_CONFIRMATIONS`]: index, timestamp, blocks
+    /// referenced and the time the confirmation took.
+    pub fn recent_confirmations(&self) -> Vec<ConfirmedMilestone> {
+        self.recent.list()
     }
 
     /// Sizes of the tip pool: `(healthy, semi-lazy, lazy)` at the current CMI.

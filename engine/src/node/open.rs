@@ -152,6 +152,7 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             storage_full: AtomicBool::new(false),
             timings: OnceLock::new(),
+            recent: RecentConfirmations::default(),
             broadcast: OnceLock::new(),
             indexer,
         };

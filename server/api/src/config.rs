@@ -1,5 +1,5 @@
 //! The API's settings, as the node's configuration resolves them (flags `--api-*`,
-//! `--http-*`, `--public-routes`, `--protected-routes`, `--no-pow`).
+//! `--http-*`, `--public-routes`, `--protected-routes`, `--no-pow`, `--no-dashboard`).
 
 use std::{
     net::{IpAddr, Ipv4Addr, SocketAddr},
@@ -45,6 +45,8 @@ pub struct ApiConfig {
     pub max_pending_submits: usize,
     /// Whether the node does PoW for submitted blocks.
     pub pow: bool,
+    /// Whether the dashboard is served (`--no-dashboard` turns it off).
+    pub dashboard: bool,
 }
 
 impl Default for ApiConfig {
@@ -69,6 +71,7 @@ impl Default for ApiConfig {
             max_buffered_body: DEFAULT_MAX_BUFFERED_BODY,
             max_pending_submits: DEFAULT_MAX_PENDING_SUBMITS,
             pow: true,
+            dashboard: true,
         }
     }
 }

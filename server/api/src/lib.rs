@@ -7,9 +7,9 @@
 //!
 //! Modules, from the bottom up: the rules each piece needs ([`error`], [`media`],
 //! [`access`], [`jwt`], [`admission`], [`rates`], [`rejects`], [`request_metrics`],
-//! [`submit`], [`node`], [`config`]), then the state that holds them ([`state`]), then the
-//! handlers ([`routes`]), then the router over them ([`router`]) and the accept loop
-//! ([`serve()`]).
+//! [`submit`], [`node`], [`config`], [`process`], [`dashboard`]), then the state that holds
+//! them ([`state`]), then the handlers ([`routes`]), then the router over them ([`router`]) and
+//! the accept loop ([`serve()`]).
 
 #![deny(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
@@ -19,10 +19,12 @@ pub mod admission;
 pub mod around;
 pub mod config;
 mod conn_clock;
+pub mod dashboard;
 pub mod error;
 pub mod jwt;
 pub mod media;
 pub mod node;
+pub mod process;
 pub mod rates;
 pub mod rejects;
 pub mod request_metrics;

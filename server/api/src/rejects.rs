@@ -1,5 +1,6 @@
 //! Refused block submissions, counted by reason and logged as one summary line per period
-//! (an operator sees what is being refused without a log line per request).
+//! (an operator sees what is being refused without a log line per request); the counts since
+//! the start are kept too, for the dashboard's stats.
 
 use std::{
     collections::BTreeMap,
@@ -18,23 +19,39 @@ const MAX_REASON: usize = 80;
 /// Most distinct reasons kept per period; further ones count as "other".
 const MAX_REASONS: usize = 32;
 
-/// Counts of refused submits per (status, reason) since the last summary.
+/// Counts of refused submits per (status, reason) since the last summary, and since the start.
 #[derive(Debug, Default)]
 pub struct RejectTally {
     counts: Mutex<BTreeMap<(u16, String), u64>>,
+    totals: Mutex<BTreeMap<(u16, String), u64>>,
+}
+
+/// Adds one to `key` in `counts`; beyond [`MAX_REASONS`] distinct reasons, a new one counts as
+/// "other".
+fn count(counts: &mut BTreeMap<(u16, String), u64>, key: (u16, String)) {
+    let key = if counts.len() >= MAX_REASONS && !counts.contains_key(&key) {
+        (key.0, "other".to_owned())
+    } else {
+        key
+    };
+    *counts.entry(key).or_default() += 1;
 }
 
 impl RejectTally {
     /// Counts one refused submit.
     pub fn record(&self, error: &ApiError) {
         let key = (error.status().as_u16(), reason_class(&error.to_string()));
-        let mut counts = self.counts.lock();
-        let key = if counts.len() >= MAX_REASONS && !counts.contains_key(&key) {
-            (key.0, "other".to_owned())
-        } else {
-            key
-        };
-        *counts.entry(key).or_default() += 1;
+        count(&mut self.totals.lock(), key.clone());
+        count(&mut self.counts.lock(), key);
+    }
+
+    /// Every refusal since the start as `((status, reason), count)`, by status and reason.
+    pub fn totals(&self) -> Vec<((u16, String), u64)> {
+        self.totals
+            .lock()
+            .iter()
+            .map(|(k, n)| (k.clone(), *n))
+            .collect()
     }
 
     /// The counts since the last call, emptied; `None` when nothing was refused.
@@ -99,6 +116,15 @@ mod tests {
             Some("2 × 400 block is below max depth; 1 × 503 storage full")
         );
         assert_eq!(tally.take_summary(), None);
+        // The totals outlive the summaries.
+        tally.record(&ApiError::unavailable("storage full"));
+        assert_eq!(
+            tally.totals(),
+            vec![
+                ((400, "block is below max depth".to_owned()), 2),
+                ((503, "storage full".to_owned()), 2),
+            ]
+        );
     }
 
     #[test]
@@ -114,5 +140,8 @@ mod tests {
             "{summary}"
         );
         assert!(summary.contains("× 400 other"), "{summary}");
+        let totals = tally.totals();
+        assert_eq!(totals.len(), MAX_REASONS + 1);
+        assert!(totals.contains(&((400, "other".to_owned()), 100 - MAX_REASONS as u64)));
     }
 }

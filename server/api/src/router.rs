@@ -19,7 +19,12 @@ use crate::{
 /// The whole API as one service, ready for [`crate::serve`]: [`endpoints`] inside
 /// [`with_layers`].
 pub fn app(state: AppState) -> ApiService {
-    with_layers(endpoints(), state)
+    let dashboard = state.dashboard.is_some();
+    let endpoints = endpoints()
+        .into_iter()
+        .filter(|e| dashboard || !routes::dashboard::PATHS.contains(&e.path))
+        .collect();
+    with_layers(endpoints, state)
 }
 
 /// One endpoint of the API: its method, its path (axum syntax, `{param}` for a segment) and
@@ -158,6 +163,11 @@ pub fn endpoints() -> Vec<Endpoint> {
             "/api/indexer/v1/outputs/nft/{nft_id}",
             routes::indexer::nft_by_id,
         ),
+        // The dashboard (left out by `app` with `--no-dashboard`).
+        Endpoint::get("/", routes::dashboard::page),
+        Endpoint::get("/dashboard", routes::dashboard::page),
+        Endpoint::get("/dashboard/{asset}", routes::dashboard::asset),
+        Endpoint::get("/api/dashboard/v1/stats", routes::dashboard::stats),
     ]
 }
 

@@ -10,8 +10,8 @@ use ledger_codec::nova;
 use ledger_engine::Engine;
 
 use crate::{
-    access::AccessControl, admission::Admission, config::ApiConfig, error::ApiError,
-    media::BodyLimits, node::NodeApi, rates::BlockRates, rejects::RejectTally,
+    access::AccessControl, admission::Admission, config::ApiConfig, dashboard::Dashboard,
+    error::ApiError, media::BodyLimits, node::NodeApi, rates::BlockRates, rejects::RejectTally,
     request_metrics::ApiMetrics, submit::SubmitService,
 };
 
@@ -50,6 +50,9 @@ pub struct Shared {
     pub api_metrics: Arc<ApiMetrics>,
     /// Block submissions in flight at once.
     pub admission: Admission,
+    /// The dashboard's settings; `None` when it is off (`--no-dashboard`): its routes are then
+    /// left out of the router.
+    pub dashboard: Option<Dashboard>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -106,12 +109,22 @@ impl AppState {
             rejects: Arc::default(),
             api_metrics: Arc::default(),
             admission: Admission::new(config.max_pending_submits),
+            dashboard: config.dashboard.then(Dashboard::default),
         }))
     }
 
     /// The same state with the block rates `info.metrics` reports.
     pub fn with_rates(mut self, rates: Arc<BlockRates>) -> Self {
         self.shared().rates = rates;
+        self
+    }
+
+    /// The same state with the data directory whose size the dashboard reports (no effect
+    /// when the dashboard is off).
+    pub fn with_data_dir(mut self, dir: std::path::PathBuf) -> Self {
+        if let Some(dashboard) = &mut self.shared().dashboard {
+            dashboard.data_dir = Some(dir);
+        }
         self
     }
 

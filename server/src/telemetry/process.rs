@@ -1,6 +1,7 @@
 //! The standard `process_*` metrics of a Linux process, read from `/proc/self` at scrape time
 //! (prometheus-client has no process collector). A value that cannot be read is left out of
-//! the scrape rather than failing it.
+//! the scrape rather than failing it. `/proc/self/stat` is parsed by
+//! [`ledger_api::process::ProcStat`], which the dashboard's stats read too.
 
 use std::fs;
 
@@ -10,35 +11,7 @@ use prometheus_client::{
     metrics::{counter::ConstCounter, gauge::ConstGauge, MetricType},
 };
 
-/// The fields of `/proc/self/stat` we use, in their own units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// User-mode CPU time, in clock ticks.
-    pub utime_ticks: u64,
-    /// Kernel-mode CPU time, in clock ticks.
-    pub stime_ticks: u64,
-    /// Start time after boot, in clock ticks.
-    pub start_ticks: u64,
-    /// Resident set size, in pages.
-    pub rss_pages: u64,
-}
-
-impl ProcStat {
-    /// Parses a `/proc/PID/stat` line. The command name (field 2) is in parentheses and may
-    /// itself hold spaces and parentheses, so fields are counted after its last `)`.
-    pub fn parse(line: &str) -> Option<Self> {
-        let (_, rest) = line.rsplit_once(')')?;
-        // rest starts at field 3 (state): field n is at index n - 3.
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
-        Some(Self {
-            utime_ticks: field(14)?,
-            stime_ticks: field(15)?,
-            start_ticks: field(22)?,
-            rss_pages: field(24)?,
-        })
-    }
-}
+use ledger_api::process::ProcStat;
 
 /// The boot time in seconds since the epoch (`btime` of `/proc/stat`).
 fn boot_time_secs(proc_stat: &str) -> Option<u64> {
@@ -62,9 +35,7 @@ pub struct ProcessCollector;
 
 impl Collector for ProcessCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let stat = fs::read_to_string("/proc/self/stat")
-            .ok()
-            .and_then(|l| ProcStat::parse(&l));
+        let stat = ProcStat::of_self();
         let ticks = rustix::param::clock_ticks_per_second().max(1);
         // Tick and page counts stay far below 2^52: the conversions are exact.
         let secs = |t: u64| t as f64 / ticks as f64;
@@ -76,15 +47,12 @@ impl Collector for ProcessCollector {
                 None,
                 MetricType::Counter,
             )?)?;
-            let page = u64::try_from(rustix::param::page_size()).unwrap_or(4096);
-            ConstGauge::new(stat.rss_pages.saturating_mul(page)).encode(
-                encoder.encode_descriptor(
-                    "process_resident_memory_bytes",
-                    "Resident memory size in bytes.",
-                    None,
-                    MetricType::Gauge,
-                )?,
-            )?;
+            ConstGauge::new(stat.resident_bytes()).encode(encoder.encode_descriptor(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                None,
+                MetricType::Gauge,
+            )?)?;
             let boot = fs::read_to_string("/proc/stat")
                 .ok()
                 .and_then(|s| boot_time_secs(&s));
@@ -122,26 +90,6 @@ impl Collector for ProcessCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stat_fields_are_counted_after_the_last_parenthesis() {
-        // A command name with a space and a parenthesis, as a process may name itself.
-        let line = "4242 (my (odd) node) S 1 4242 4242 0 -1 4194560 1000 0 0 0 \
-                    250 75 0 0 20 0 9 0 123456 104857600 2560 18446744073709551615 \
-                    1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
-        let stat = ProcStat::parse(line).expect("parses");
-        assert_eq!(
-            stat,
-            ProcStat {
-                utime_ticks: 250,
-                stime_ticks: 75,
-                start_ticks: 123_456,
-                rss_pages: 2560,
-            }
-        );
-        assert_eq!(ProcStat::parse("12 (cut short) S 1 2"), None);
-        assert_eq!(ProcStat::parse(""), None);
-    }
 
     #[test]
     fn boot_time_is_read_from_proc_stat() {

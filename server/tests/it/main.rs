@@ -14,6 +14,7 @@ mod v2_support;
 mod cli;
 mod coordinator;
 mod coordinator_flood;
+mod dashboard;
 mod disk_full;
 mod http_api;
 mod http_limits;

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -262,3 +264,38 @@ def pytest_runtest_makereport(item, call):  # pylint: disable=unused-argument
     if report.failed and running is not None:
         report.sections.append(("ledger-node log (tail)", running.log_tail()))
     return report
+
+
+# Helpers of the tests that peer two nodes (test_wallet_peered.py, test_dashboard.py).
+# Bounds only stop a hang on a loaded 2-core machine; they assert no speed.
+PEERING_TIMEOUT_S = 60
+
+
+def wait_for(what: str, check, timeout: float = PEERING_TIMEOUT_S):
+    """Polls `check` until it returns something truthy, and returns that."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def first_line(path) -> str:
+    """The first line of a file a node writes, once it is there (e.g. `listen.addrs`)."""
+    def read():
+        try:
+            return path.read_text().splitlines()[0]
+        except (OSError, IndexError):
+            return None
+    return wait_for(f"{path}", read)
+
+
+def coordinator_key(node) -> str:
+    """The built-in coordinator's public key, from the node's log line."""
+    def read():
+        m = re.search(r"public_key=(0x[0-9a-f]{64})", node.log_path.read_text(errors="replace"))
+        return m.group(1) if m else None
+    return wait_for("the coordinator's public key in the log", read)

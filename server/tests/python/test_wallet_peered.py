@@ -7,43 +7,20 @@ A by gossip, A's milestones reach B by gossip, and both nodes end with the same 
 from __future__ import annotations
 
 import json
-import re
-import time
 
 import pytest
 from iota_sdk import ClientOptions, MnemonicSecretManager, SendParams, Wallet
 
-from conftest import COIN_TYPE, TEST_MNEMONIC, _RUNNING, start_node, stop_node
-
-# Bounds only stop a hang on a loaded 2-core machine; they assert no speed.
-PEERING_TIMEOUT_S = 60
-
-
-def wait_for(what: str, check, timeout: float = PEERING_TIMEOUT_S):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-def first_line(path) -> str:
-    def read():
-        try:
-            return path.read_text().splitlines()[0]
-        except (OSError, IndexError):
-            return None
-    return wait_for(f"{path}", read)
-
-
-def coordinator_key(node) -> str:
-    def read():
-        m = re.search(r"public_key=(0x[0-9a-f]{64})", node.log_path.read_text(errors="replace"))
-        return m.group(1) if m else None
-    return wait_for("the coordinator's public key in the log", read)
+from conftest import (
+    COIN_TYPE,
+    TEST_MNEMONIC,
+    _RUNNING,
+    coordinator_key,
+    first_line,
+    start_node,
+    stop_node,
+    wait_for,
+)
 
 
 def confirmed(node) -> int:

@@ -1,5 +1,5 @@
-//! The endpoints: health and route list here; peers, the v2 core API and the explorer in
-//! the submodules.
+//! The endpoints: health and route list here; peers, the v2 core API, the explorer and the
+//! dashboard in the submodules.
 
 use axum::{extract::State, http::StatusCode, Json};
 use serde::{Deserialize, Serialize};
@@ -8,6 +8,7 @@ use crate::{error::ApiError, state::AppState};
 
 pub mod blocks;
 pub mod control;
+pub mod dashboard;
 pub mod explorer;
 pub mod ids;
 pub mod indexer;
