@@ -128,7 +128,9 @@ impl Engine {
             inflight: InFlight::default(),
             opened: OnceLock::new(),
             checkpointer: Checkpointer::default(),
-            pruning: prune::Pruning::new(0, config.pruning.clone()),
+            // A ledger started from a snapshot at T holds nothing at or below T (Hornet sets
+            // its pruning index to T on import).
+            pruning: prune::Pruning::new(config.genesis.milestone_index, config.pruning.clone()),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,
@@ -248,11 +250,10 @@ impl Engine {
             st.milestone_ids.insert(info.milestone_id, info.index);
             st.milestones.insert(info.index, info);
         }
-        self.pruning
-            .index
-            .store(checkpoint.pruning_index, Ordering::Release);
-        if checkpoint.pruning_index > 0 {
-            Self::forget_through(&mut st, checkpoint.pruning_index);
+        let pruned = checkpoint.pruning_index.max(self.genesis.milestone_index);
+        self.pruning.index.store(pruned, Ordering::Release);
+        if checkpoint.pruning_index > self.genesis.milestone_index {
+            Self::forget_through(&mut st, pruned);
         }
         st.referenced = checkpoint.referenced;
         st.tangle.resume_at(checkpoint.ledger_index);

@@ -95,7 +95,11 @@ pub enum PruneError {
         max: u32,
     },
     /// The target is below the window, or the window is empty.
-    #[error("not enough history: minimum index: {min}, target index: {target} (allowed window: [{min}, {max}])")]
+    #[error(
+        "not enough history: minimum index: {min}, target index: {target} (allowed window: \
+         [{min}, {max}]{})",
+        if min > max { ", empty until more milestones are confirmed" } else { "" }
+    )]
     NotEnoughHistory {
         /// The requested target.
         target: u32,

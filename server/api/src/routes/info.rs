@@ -141,7 +141,7 @@ pub async fn info(State(state): State<AppState>) -> Result<Response, ApiError> {
             is_healthy: state.node.is_healthy(),
             latest_milestone: latest,
             confirmed_milestone: confirmed,
-            pruning_index: engine.pruning_index().max(genesis.milestone_index),
+            pruning_index: engine.pruning_index(),
         },
         supported_protocol_versions: vec![ledger_codec::stardust::PROTOCOL_VERSION],
         protocol: engine.params().clone(),
