@@ -129,6 +129,10 @@ impl Engine {
         };
         st.milestone_ids.insert(info.milestone_id, info.index);
         st.milestones.insert(m.index, info);
+        let event = match replay {
+            Replay::No => self.confirmed_event(&conf, info),
+            Replay::Yes => None,
+        };
         if st.journal_ok {
             let entry = JournalEntry {
                 index: m.index,
@@ -165,6 +169,7 @@ impl Engine {
                 tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
             }
         }
+        self.announce_confirmed(event);
         let took = started.elapsed();
         let ms = took.as_secs_f64() * 1000.0;
         if replay == Replay::No {

@@ -116,6 +116,7 @@ impl Engine {
         }
         drop(ticket);
         issued.push(block_id);
+        self.announce_stored(&issued);
         self.announce(issued);
         if !self.confirm_milestone_block(block_id, Some(conf), started, Replay::No)? {
             return Err(EngineError::Inconsistent(format!(

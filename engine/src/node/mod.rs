@@ -40,6 +40,7 @@ use crate::watermark::Watermark;
 mod checkpoint;
 mod confirm;
 mod coordinator;
+mod events;
 mod gossip;
 mod keys;
 mod open;
@@ -49,6 +50,7 @@ mod submit;
 
 use crate::whiteflag::{self, Confirmation};
 use checkpoint::Checkpointer;
+pub use events::{ConfirmedMilestone, EventHook};
 pub use gossip::{BroadcastHook, GossipStored, SyncState};
 use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
@@ -238,6 +240,8 @@ pub struct Engine {
     timings: OnceLock<Arc<dyn TimingObserver>>,
     // Told about blocks worth passing on to peers (see `set_broadcast_hook`).
     broadcast: OnceLock<Arc<dyn gossip::BroadcastHook>>,
+    // Told about new blocks and confirmed milestones (see `set_event_hook`).
+    events: OnceLock<Arc<dyn events::EventHook>>,
 }
 
 impl std::fmt::Debug for Engine {

@@ -151,6 +151,7 @@ impl Engine {
             storage_full: AtomicBool::new(false),
             timings: OnceLock::new(),
             broadcast: OnceLock::new(),
+            events: OnceLock::new(),
             indexer,
         };
         let opened = match resume {

@@ -94,7 +94,7 @@ impl Engine {
             self.log.wait_durable_at(durable).map_err(internal)?;
         }
         let mut solidified = Vec::new();
-        let (arrived, missing_parents, next_solid, broadcast) = {
+        let (arrived, missing_parents, next_solid, broadcast, inserted) = {
             let mut st = self.write();
             let record = appended.location.to_u64();
             let inserted =
@@ -117,9 +117,12 @@ impl Engine {
                 Some(_) => Self::worth_broadcasting(&st, solidified),
                 None => Vec::new(),
             };
-            (arrived, missing, next_solid, broadcast)
+            (arrived, missing, next_solid, broadcast, inserted)
         };
         drop(ticket);
+        if inserted {
+            self.announce_stored(&[id]);
+        }
         if !arrived.is_empty() {
             self.verify_arrived(&arrived);
         }
