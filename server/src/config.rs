@@ -98,6 +98,8 @@ pub struct NodeConfig {
     pub log_durability: ledger_engine::Durability,
     /// Peering (`None` with `--no-p2p`).
     pub p2p: Option<P2pConfig>,
+    /// The event API's broker (`None` with `--no-mqtt`).
+    pub mqtt: Option<ledger_events::BrokerConfig>,
 }
 
 impl NodeConfig {
@@ -147,6 +149,7 @@ impl NodeConfig {
             });
         }
         let coordinator = !args.no_coordinator.unwrap_or(false);
+        let mqtt = mqtt_config(&args)?;
         let p2p = p2p_config(
             &args,
             args.data_dir
@@ -230,6 +233,7 @@ impl NodeConfig {
         };
         Ok(Self {
             p2p,
+            mqtt,
             api,
             data_dir: args
                 .data_dir
@@ -253,6 +257,23 @@ impl NodeConfig {
             log_format: args.log_format.unwrap_or_default(),
         })
     }
+}
+
+/// The event API's limits, unless `--no-mqtt`.
+fn mqtt_config(args: &RunArgs) -> Result<Option<ledger_events::BrokerConfig>, ConfigError> {
+    if args.no_mqtt.unwrap_or(false) {
+        return Ok(None);
+    }
+    let defaults = ledger_events::BrokerConfig::default();
+    Ok(Some(ledger_events::BrokerConfig {
+        max_clients: at_least_one("mqtt-max-clients", args.mqtt_max_clients)?
+            .unwrap_or(defaults.max_clients),
+        max_subscriptions: at_least_one("mqtt-max-subscriptions", args.mqtt_max_subscriptions)?
+            .unwrap_or(defaults.max_subscriptions),
+        client_queue_bytes: at_least_one("mqtt-client-queue", args.mqtt_client_queue)?
+            .unwrap_or(defaults.client_queue_bytes),
+        ..defaults
+    }))
 }
 
 /// Peering settings, unless `--no-p2p`.

@@ -39,6 +39,7 @@ pub const DEFAULT_PUBLIC_ROUTES: &[&str] = &[
     "/api/core/v3/commitments*",
     "/api/explorer/v2/*",
     "/api/indexer/v1/*",
+    "/api/mqtt/v1",
 ];
 
 /// Routes that need a token by default: the rest of the API (peers, `/api/core/v2/control/*`).

@@ -11,6 +11,7 @@ use ledger_engine::Engine;
 
 use crate::{
     access::AccessControl, admission::Admission, config::ApiConfig, error::ApiError,
+    events::EventService,
     media::BodyLimits, node::NodeApi, rates::BlockRates, rejects::RejectTally,
     request_metrics::ApiMetrics, submit::SubmitService,
 };
@@ -50,6 +51,8 @@ pub struct Shared {
     pub api_metrics: Arc<ApiMetrics>,
     /// Block submissions in flight at once.
     pub admission: Admission,
+    /// The event API (`/api/mqtt/v1`), when on.
+    pub events: Option<Arc<dyn EventService>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -106,12 +109,19 @@ impl AppState {
             rejects: Arc::default(),
             api_metrics: Arc::default(),
             admission: Admission::new(config.max_pending_submits),
+            events: None,
         }))
     }
 
     /// The same state with the block rates `info.metrics` reports.
     pub fn with_rates(mut self, rates: Arc<BlockRates>) -> Self {
         self.shared().rates = rates;
+        self
+    }
+
+    /// The same state with the event API served at `/api/mqtt/v1`.
+    pub fn with_events(mut self, events: Arc<dyn EventService>) -> Self {
+        self.shared().events = Some(events);
         self
     }
 
