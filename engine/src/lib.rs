@@ -77,9 +77,9 @@ pub use history::HistoryError;
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
-    BlockStatus, BroadcastHook, ConfirmedMilestone, Engine, EngineConfig, EventHook, GossipStored, MilestoneDiff, MilestoneInfo,
-    Opened, OutputRead, PowStep, Prepared, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
-    V3Submitted, DEFAULT_CHECKPOINT_INTERVAL,
+    BlockStatus, BroadcastHook, ConfirmedMilestone, Engine, EngineConfig, EventHook, GossipStored,
+    MilestoneDiff, MilestoneInfo, Opened, OutputRead, PowStep, Prepared, Submitted, SyncState,
+    UtxoChanges, V2Draft, V2Fields, V3Submitted, DEFAULT_CHECKPOINT_INTERVAL,
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;

@@ -11,9 +11,8 @@ use ledger_engine::Engine;
 
 use crate::{
     access::AccessControl, admission::Admission, config::ApiConfig, error::ApiError,
-    events::EventService,
-    media::BodyLimits, node::NodeApi, rates::BlockRates, rejects::RejectTally,
-    request_metrics::ApiMetrics, submit::SubmitService,
+    events::EventService, media::BodyLimits, node::NodeApi, rates::BlockRates,
+    rejects::RejectTally, request_metrics::ApiMetrics, submit::SubmitService,
 };
 
 /// What every handler can reach: one `Arc`, so the per-request clones axum makes cost one

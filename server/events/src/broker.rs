@@ -341,11 +341,21 @@ mod tests {
         let (c, mut ic) = client(&b, "c");
         assert_eq!(b.subscribe(a, &filter("blocks")), Subscribed::Granted);
         assert_eq!(b.subscribe(a, &filter("blocks/#")), Subscribed::Granted);
-        assert_eq!(b.subscribe(c, &filter("+/transaction")), Subscribed::Granted);
-        assert_eq!(b.publish("blocks", b"x"), 1, "a once, though two filters match");
+        assert_eq!(
+            b.subscribe(c, &filter("+/transaction")),
+            Subscribed::Granted
+        );
+        assert_eq!(
+            b.publish("blocks", b"x"),
+            1,
+            "a once, though two filters match"
+        );
         assert_eq!(b.publish("blocks/transaction", b"y"), 2);
         assert_eq!(b.publish("milestones", b"z"), 0);
-        assert_eq!(ia.try_recv().map(|p| p.to_vec()), publish_qos0("blocks", b"x").map(|p| p.to_vec()));
+        assert_eq!(
+            ia.try_recv().map(|p| p.to_vec()),
+            publish_qos0("blocks", b"x").map(|p| p.to_vec())
+        );
         assert!(ia.try_recv().is_some());
         assert!(ia.try_recv().is_none());
         assert!(ic.try_recv().is_some());
@@ -388,7 +398,11 @@ mod tests {
         );
         assert_eq!(b.subscribe(a, &filter("x")), Subscribed::Granted);
         assert_eq!(b.subscribe(a, &filter("y/#")), Subscribed::Granted);
-        assert_eq!(b.subscribe(a, &filter("x")), Subscribed::Granted, "held already");
+        assert_eq!(
+            b.subscribe(a, &filter("x")),
+            Subscribed::Granted,
+            "held already"
+        );
         assert_eq!(b.subscribe(a, &filter("z")), Subscribed::AtCap);
         b.unsubscribe(a, &filter("x"));
         assert_eq!(b.subscribe(a, &filter("z")), Subscribed::Granted);
@@ -403,7 +417,10 @@ mod tests {
         let (old, old_inbox) = client(&b, "iotasdk0x1");
         b.subscribe(old, &filter("blocks"));
         let (new, _inbox) = client(&b, "iotasdk0x1");
-        assert!(!b.has_subscribers("blocks"), "the old one's filters went with it");
+        assert!(
+            !b.has_subscribers("blocks"),
+            "the old one's filters went with it"
+        );
         b.subscribe(new, &filter("milestones"));
         b.disconnect(old);
         assert!(b.has_subscribers("milestones"));

@@ -86,7 +86,9 @@ impl MqttMetrics {
         );
         // Every label value from the start, so the families show before the first event.
         for class in CLASSES {
-            let _ = self.published.get_or_create(&ClassLabel { topic_class: class });
+            let _ = self
+                .published
+                .get_or_create(&ClassLabel { topic_class: class });
         }
         for reason in [
             DropReason::QueueFull,

@@ -463,7 +463,17 @@ mod tests {
 
     #[test]
     fn remaining_length_boundaries_round_trip() {
-        for len in [0, 1, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152, MAX_REMAINING_LENGTH] {
+        for len in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            2_097_151,
+            2_097_152,
+            MAX_REMAINING_LENGTH,
+        ] {
             let mut out = BytesMut::new();
             out.put_u8(0xc0);
             put_remaining_length(&mut out, len);
@@ -486,8 +496,14 @@ mod tests {
             (&[0xc0], Ok(None)),
             (&[0xc0, 0x80], Ok(None)),
             (&[0xc0, 0x80, 0x80, 0x80], Ok(None)),
-            (&[0xc0, 0x80, 0x80, 0x80, 0x80], Err(PacketError::RemainingLength)),
-            (&[0xc0, 0xff, 0xff, 0xff, 0xff], Err(PacketError::RemainingLength)),
+            (
+                &[0xc0, 0x80, 0x80, 0x80, 0x80],
+                Err(PacketError::RemainingLength),
+            ),
+            (
+                &[0xc0, 0xff, 0xff, 0xff, 0xff],
+                Err(PacketError::RemainingLength),
+            ),
             // Not in the fewest bytes.
             (&[0xc0, 0x80, 0x00], Err(PacketError::RemainingLength)),
             (&[0xc0, 0x81, 0x00], Err(PacketError::RemainingLength)),
@@ -495,7 +511,10 @@ mod tests {
             (&[0x30, 0x80, 0x01], Ok(Some((3, 0, 128, 3)))),
             (
                 &[0x30, 0x81, 0x80, 0x04],
-                Err(PacketError::TooLarge { size: 65_537, max: MAX }),
+                Err(PacketError::TooLarge {
+                    size: 65_537,
+                    max: MAX,
+                }),
             ),
         ];
         for (bytes, want) in cases {
@@ -585,21 +604,48 @@ mod tests {
                 Packet::Subscribe {
                     packet_id: 7,
                     filters: vec![
-                        Requested { filter: b"a", qos: 1 },
-                        Requested { filter: b"#", qos: 2 }
+                        Requested {
+                            filter: b"a",
+                            qos: 1
+                        },
+                        Requested {
+                            filter: b"#",
+                            qos: 2
+                        }
                     ],
                 },
                 12
             )))
         );
         let cases: &[(&[u8], PacketError)] = &[
-            (&[0x80, 6, 0, 7, 0, 1, b'a', 0], PacketError::Flags { kind: 8, flags: 0 }),
-            (&[0x82, 2, 0, 7], PacketError::Malformed("SUBSCRIBE without filters")),
-            (&[0x82, 6, 0, 0, 0, 1, b'a', 0], PacketError::Malformed("SUBSCRIBE")),
-            (&[0x82, 6, 0, 7, 0, 1, b'a', 3], PacketError::Malformed("SUBSCRIBE QoS")),
-            (&[0x82, 5, 0, 7, 0, 1, b'a'], PacketError::Malformed("SUBSCRIBE QoS")),
-            (&[0x82, 5, 0, 7, 0, 2, b'a'], PacketError::Malformed("SUBSCRIBE filter")),
-            (&[0xa2, 2, 0, 7], PacketError::Malformed("UNSUBSCRIBE without filters")),
+            (
+                &[0x80, 6, 0, 7, 0, 1, b'a', 0],
+                PacketError::Flags { kind: 8, flags: 0 },
+            ),
+            (
+                &[0x82, 2, 0, 7],
+                PacketError::Malformed("SUBSCRIBE without filters"),
+            ),
+            (
+                &[0x82, 6, 0, 0, 0, 1, b'a', 0],
+                PacketError::Malformed("SUBSCRIBE"),
+            ),
+            (
+                &[0x82, 6, 0, 7, 0, 1, b'a', 3],
+                PacketError::Malformed("SUBSCRIBE QoS"),
+            ),
+            (
+                &[0x82, 5, 0, 7, 0, 1, b'a'],
+                PacketError::Malformed("SUBSCRIBE QoS"),
+            ),
+            (
+                &[0x82, 5, 0, 7, 0, 2, b'a'],
+                PacketError::Malformed("SUBSCRIBE filter"),
+            ),
+            (
+                &[0xa2, 2, 0, 7],
+                PacketError::Malformed("UNSUBSCRIBE without filters"),
+            ),
         ];
         for (bytes, want) in cases {
             assert_eq!(decode(bytes, MAX), Err(want.clone()), "{bytes:02x?}");
@@ -625,13 +671,28 @@ mod tests {
             (&[0xc1, 0], Err(PacketError::Flags { kind: 12, flags: 1 })),
             (&[0x40, 2, 0, 1], Ok(Packet::Ack)),
             (&[0x62, 2, 0, 1], Ok(Packet::PubRel(1))),
-            (&[0x60, 2, 0, 1], Err(PacketError::Flags { kind: 6, flags: 0 })),
-            (&[0x30, 3, 0, 1, b't'], Ok(Packet::Publish { qos: 0, packet_id: None })),
             (
-                &[0x32, 5, 0, 1, b't', 0, 9, ],
-                Ok(Packet::Publish { qos: 1, packet_id: Some(9) }),
+                &[0x60, 2, 0, 1],
+                Err(PacketError::Flags { kind: 6, flags: 0 }),
             ),
-            (&[0x36, 3, 0, 1, b't'], Err(PacketError::Flags { kind: 3, flags: 6 })),
+            (
+                &[0x30, 3, 0, 1, b't'],
+                Ok(Packet::Publish {
+                    qos: 0,
+                    packet_id: None,
+                }),
+            ),
+            (
+                &[0x32, 5, 0, 1, b't', 0, 9],
+                Ok(Packet::Publish {
+                    qos: 1,
+                    packet_id: Some(9),
+                }),
+            ),
+            (
+                &[0x36, 3, 0, 1, b't'],
+                Err(PacketError::Flags { kind: 3, flags: 6 }),
+            ),
             (&[0x20, 2, 0, 0], Err(PacketError::UnexpectedType(2))),
             (&[0x90, 3, 0, 1, 0], Err(PacketError::UnexpectedType(9))),
             (&[0xd0, 0], Err(PacketError::UnexpectedType(13))),
@@ -650,7 +711,10 @@ mod tests {
     #[test]
     fn answers_have_their_fixed_bytes() {
         assert_eq!(&connack(ConnectCode::Accepted)[..], &[0x20, 2, 0, 0]);
-        assert_eq!(&connack(ConnectCode::UnacceptableProtocol)[..], &[0x20, 2, 0, 1]);
+        assert_eq!(
+            &connack(ConnectCode::UnacceptableProtocol)[..],
+            &[0x20, 2, 0, 1]
+        );
         assert_eq!(&suback(5, &[1, 0x80])[..], &[0x90, 4, 0, 5, 1, 0x80]);
         assert_eq!(&unsuback(5)[..], &[0xb0, 2, 0, 5]);
         assert_eq!(&pingresp()[..], &[0xd0, 0]);

@@ -340,9 +340,18 @@ mod tests {
         let out = drain(&mut inbox);
         assert_eq!(
             &out[2..],
-            &[vec![0x40, 2, 0, 7], vec![0x50, 2, 0, 8], vec![0x70, 2, 0, 8]]
+            &[
+                vec![0x40, 2, 0, 7],
+                vec![0x50, 2, 0, 8],
+                vec![0x70, 2, 0, 8]
+            ]
         );
-        assert_eq!(broker.metrics().dropped_count(crate::metrics::DropReason::QueueFull), 0);
+        assert_eq!(
+            broker
+                .metrics()
+                .dropped_count(crate::metrics::DropReason::QueueFull),
+            0
+        );
         assert_eq!(s.receive(&[0xe0, 0]), Err(Close::Disconnect));
     }
 }

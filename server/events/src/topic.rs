@@ -142,9 +142,21 @@ mod tests {
             ("+/x", "$SYS/x", false),
             ("$SYS/#", "$SYS/x", true),
             ("outputs/unlock/+/rms1a", "outputs/unlock/+/rms1a", true),
-            ("outputs/unlock/+/rms1a", "outputs/unlock/address/rms1a", true),
-            ("outputs/unlock/+/rms1a", "outputs/unlock/address/rms1a/spent", false),
-            ("outputs/unlock/+/rms1a/#", "outputs/unlock/address/rms1a/spent", true),
+            (
+                "outputs/unlock/+/rms1a",
+                "outputs/unlock/address/rms1a",
+                true,
+            ),
+            (
+                "outputs/unlock/+/rms1a",
+                "outputs/unlock/address/rms1a/spent",
+                false,
+            ),
+            (
+                "outputs/unlock/+/rms1a/#",
+                "outputs/unlock/address/rms1a/spent",
+                true,
+            ),
             ("Blocks", "blocks", false),
         ];
         for (filter, topic, want) in cases {

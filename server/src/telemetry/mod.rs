@@ -64,7 +64,11 @@ impl NodeMetrics {
         let mut registry = Registry::default();
         sources.api.register(&mut registry);
         ledger_p2p::metrics::register(sources.p2p.clone(), &mut registry);
-        sources.mqtt.clone().unwrap_or_default().register(&mut registry);
+        sources
+            .mqtt
+            .clone()
+            .unwrap_or_default()
+            .register(&mut registry);
         registry.register_collector(Box::new(node::NodeCollector::new(sources)));
         timings.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));

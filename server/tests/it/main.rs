@@ -8,6 +8,7 @@
 )]
 
 mod common;
+mod mqtt_support;
 mod p2p_support;
 mod v2_support;
 
@@ -22,6 +23,7 @@ mod layering;
 mod logs;
 mod long_run;
 mod metrics;
+mod mqtt;
 mod peering;
 mod restart_answers;
 mod store_integrity;

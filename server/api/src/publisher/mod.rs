@@ -84,7 +84,9 @@ impl EnginePublisher {
             broker: Arc::clone(&broker),
         };
         if !engine.set_event_hook(Arc::new(hook)) {
-            return Err(std::io::Error::other("the engine has an event hook already"));
+            return Err(std::io::Error::other(
+                "the engine has an event hook already",
+            ));
         }
         let publisher = Arc::new(Self { broker, engine });
         let worker = Arc::clone(&publisher);
@@ -128,12 +130,15 @@ impl EnginePublisher {
                     });
                     if m.index > *latest {
                         *latest = m.index;
-                        let info = m.id().ok().map(|milestone_id| ledger_engine::MilestoneInfo {
-                            index: m.index,
-                            timestamp: m.timestamp,
-                            milestone_id,
-                            block_id: *id,
-                        });
+                        let info = m
+                            .id()
+                            .ok()
+                            .map(|milestone_id| ledger_engine::MilestoneInfo {
+                                index: m.index,
+                                timestamp: m.timestamp,
+                                milestone_id,
+                                block_id: *id,
+                            });
                         if let Some(info) = info {
                             b.publish_with(topics::MILESTONE_LATEST, || {
                                 Some(payloads::milestone_info(&info))

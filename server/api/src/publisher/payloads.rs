@@ -34,7 +34,10 @@ pub(super) fn block_metadata(engine: &Engine, id: &BlockId) -> Option<Vec<u8>> {
     };
     let mut value = serde_json::to_value(BlockMetadata::new(id, &status)).ok()?;
     if let Value::Object(map) = &mut value {
-        let parents = map.get("parents").cloned().unwrap_or(Value::Array(Vec::new()));
+        let parents = map
+            .get("parents")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new()));
         map.insert("parentBlockIds".to_owned(), parents);
     }
     serde_json::to_vec(&value).ok()

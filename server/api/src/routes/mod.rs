@@ -22,13 +22,7 @@ pub mod transactions;
 pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
-pub const ROUTE_GROUPS: &[&str] = &[
-    "core/v2",
-    "core/v3",
-    "explorer/v2",
-    "indexer/v1",
-    "mqtt/v1",
-];
+pub const ROUTE_GROUPS: &[&str] = &["core/v2", "core/v3", "explorer/v2", "indexer/v1", "mqtt/v1"];
 
 /// `GET /health`: 200 with no body when healthy, 503 otherwise.
 pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {

@@ -34,7 +34,9 @@ pub async fn upgrade(
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let Some(events) = state.events.clone() else {
-        return Err(ApiError::not_found("the event API is turned off on this node"));
+        return Err(ApiError::not_found(
+            "the event API is turned off on this node",
+        ));
     };
     let ws = ws.map_err(|e| {
         ApiError::bad_request(format!("/api/mqtt/v1 needs a WebSocket upgrade: {e}"))
