@@ -331,7 +331,7 @@ impl<'a> Body<'a> {
 
     fn u16(&mut self, what: &'static str) -> Result<u16, PacketError> {
         let b = self.take(2, what)?;
-        Ok(u16::from_be_bytes([b[0], b[1]]))
+        Ok(u16_of([b[0], b[1]]))
     }
 
     /// A packet id, which is never zero (§2.3.1).
@@ -377,6 +377,24 @@ pub enum ConnectCode {
 /// SUBACK code for a refused filter (§3.9.3).
 pub const SUBACK_FAILURE: u8 = 0x80;
 
+/// A big-endian u16 (MQTT's integers are in network byte order, §1.5.2).
+#[expect(
+    clippy::big_endian_bytes,
+    reason = "MQTT integers are big-endian (§1.5.2)"
+)]
+fn u16_of(bytes: [u8; 2]) -> u16 {
+    u16::from_be_bytes(bytes)
+}
+
+/// The big-endian bytes of `v` (see [`u16_of`]).
+#[expect(
+    clippy::big_endian_bytes,
+    reason = "MQTT integers are big-endian (§1.5.2)"
+)]
+fn u16_bytes(v: u16) -> [u8; 2] {
+    v.to_be_bytes()
+}
+
 /// Appends the remaining length `len` (at most [`MAX_REMAINING_LENGTH`]).
 fn put_remaining_length(out: &mut BytesMut, mut len: usize) {
     loop {
@@ -407,14 +425,14 @@ pub fn connack(code: ConnectCode) -> Bytes {
 
 /// SUBACK with one code per filter.
 pub fn suback(packet_id: u16, codes: &[u8]) -> Bytes {
-    let mut body = packet_id.to_be_bytes().to_vec();
+    let mut body = u16_bytes(packet_id).to_vec();
     body.extend_from_slice(codes);
     simple(kind::SUBACK << 4, &body)
 }
 
 /// UNSUBACK.
 pub fn unsuback(packet_id: u16) -> Bytes {
-    simple(kind::UNSUBACK << 4, &packet_id.to_be_bytes())
+    simple(kind::UNSUBACK << 4, &u16_bytes(packet_id))
 }
 
 /// PINGRESP.
@@ -424,17 +442,17 @@ pub fn pingresp() -> Bytes {
 
 /// PUBACK (for a client's QoS 1 PUBLISH, which is dropped).
 pub fn puback(packet_id: u16) -> Bytes {
-    simple(kind::PUBACK << 4, &packet_id.to_be_bytes())
+    simple(kind::PUBACK << 4, &u16_bytes(packet_id))
 }
 
 /// PUBREC (for a client's QoS 2 PUBLISH, which is dropped).
 pub fn pubrec(packet_id: u16) -> Bytes {
-    simple(kind::PUBREC << 4, &packet_id.to_be_bytes())
+    simple(kind::PUBREC << 4, &u16_bytes(packet_id))
 }
 
 /// PUBCOMP (for a client's PUBREL).
 pub fn pubcomp(packet_id: u16) -> Bytes {
-    simple(kind::PUBCOMP << 4, &packet_id.to_be_bytes())
+    simple(kind::PUBCOMP << 4, &u16_bytes(packet_id))
 }
 
 /// A PUBLISH at QoS 0, never retained, DUP 0. The topic name is not validated: inx-mqtt
@@ -456,6 +474,10 @@ pub fn publish_qos0(topic: &str, payload: &[u8]) -> Option<Bytes> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::big_endian_bytes,
+    reason = "MQTT integers are big-endian (§1.5.2)"
+)]
 mod tests {
     use super::*;
 
@@ -491,7 +513,8 @@ mod tests {
 
     #[test]
     fn remaining_length_rules() {
-        let cases: &[(&[u8], Result<Option<(u8, u8, usize, usize)>, PacketError>)] = &[
+        type Header = Option<(u8, u8, usize, usize)>;
+        let cases: &[(&[u8], Result<Header, PacketError>)] = &[
             (&[], Ok(None)),
             (&[0xc0], Ok(None)),
             (&[0xc0, 0x80], Ok(None)),

@@ -1,5 +1,10 @@
 //! The decoder over arbitrary and generated packets; the encoder's PUBLISH read back.
 
+#![allow(
+    clippy::big_endian_bytes,
+    reason = "MQTT integers are big-endian (§1.5.2)"
+)]
+
 use ledger_events::{
     fuzzing::fuzz_mqtt_stream,
     packet::{decode, fixed_header, publish_qos0, Packet, PacketError},
