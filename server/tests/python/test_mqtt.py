@@ -129,7 +129,10 @@ def test_official_client_gets_milestones_blocks_and_metadata(node):
     # Its metadata on block-metadata/{id}: a second block, watched until referenced.
     second_id, _ = client.submit_payload(TaggedDataPayload(utf8_to_hex("ledger-node"), utf8_to_hex("2")))
     own = f"block-metadata/{second_id}"
-    client.listen_mqtt([own], ev.sdk_handler)
+    # A second listener on its own client: the binding holds the GIL while `listen_mqtt`
+    # waits for the client's MQTT lock, which the callback thread of a busy listener holds
+    # while it waits for the GIL.
+    Client(nodes=[node.url]).listen_mqtt([own], ev.sdk_handler)
     referenced = ev.until(own, lambda p: "referencedByMilestoneIndex" in p)
     assert referenced["blockId"] == second_id and referenced["isSolid"] is True
 
@@ -138,7 +141,6 @@ def test_official_client_gets_milestones_blocks_and_metadata(node):
     assert all(b == a + 1 for a, b in zip(confirmed, confirmed[1:])), confirmed
     latest = [check_milestone_info(p) for t, p in ev.seen if t == "milestone-info/latest"]
     assert all(b > a for a, b in zip(latest, latest[1:])), latest
-    client.clear_mqtt_listeners(["milestone-info/latest", "milestone-info/confirmed", "blocks", "block-metadata/referenced", own])
 
 
 def test_official_client_sees_a_wallet_transfer(node, tmp_path):
@@ -174,12 +176,11 @@ def test_official_client_sees_a_wallet_transfer(node, tmp_path):
 
         # The transaction is included by now: the current value on subscribe.
         included = f"transactions/{tx.transactionId}/included-block"
-        client.listen_mqtt([included], ev.sdk_handler)
+        Client(nodes=[node.url]).listen_mqtt([included], ev.sdk_handler)
         block = ev.until(included)
         assert block["payload"]["type"] == 6
         expected = node.request("GET", f"/api/core/v2/transactions/{tx.transactionId}/included-block").json()
         assert Utils.block_id(Block.from_dict(block)) == Utils.block_id(Block.from_dict(expected))
-        client.clear_mqtt_listeners([by_address, by_plus, included])
     finally:
         wallet.destroy()
 
@@ -188,7 +189,8 @@ def test_paho_over_websockets_with_wildcards(node):
     host, port = urllib.parse.urlsplit(node.url).netloc.split(":")
     got: "queue.Queue[mqtt.MQTTMessage]" = queue.Queue()
     granted: "queue.Queue[list]" = queue.Queue()
-    filters = [("milestones", 1), ("blocks/#", 0), ("milestone-info/+", 2), ("bad#", 0)]
+    # (paho refuses malformed filters itself: SUBACK 0x80 is tested in server/tests/it/mqtt.rs)
+    filters = [("milestones", 1), ("blocks/#", 0), ("milestone-info/+", 2)]
 
     c = mqtt.Client(
         mqtt.CallbackAPIVersion.VERSION2, client_id="paho-test", transport="websockets", protocol=mqtt.MQTTv311
@@ -200,7 +202,7 @@ def test_paho_over_websockets_with_wildcards(node):
     c.connect(host, int(port), keepalive=60)
     c.loop_start()
     try:
-        assert granted.get(timeout=WAIT_S) == [1, 0, 2, 0x80]
+        assert granted.get(timeout=WAIT_S) == [1, 0, 2]
         client = Client(nodes=[node.url])
         block_id, _ = client.submit_payload(TaggedDataPayload(utf8_to_hex("paho"), utf8_to_hex("ws")))
         raw = node.request(
