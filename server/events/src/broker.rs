@@ -263,6 +263,19 @@ impl Broker {
         self.registry.read().has_subscribers(topic)
     }
 
+    /// Whether some client's filter may match a topic whose first level is `first` (`outputs`,
+    /// `transactions`…): an exact filter below it, or a wildcard filter starting with it, `+`
+    /// or `#`. Lets a publisher skip reading what would go out on none of them.
+    pub fn may_match_under(&self, first: &str) -> bool {
+        let reg = self.registry.read();
+        let under = |f: &str| f.split('/').next().is_some_and(|l| l == first);
+        reg.exact.keys().any(|f| under(f))
+            || reg.wild.keys().any(|f| {
+                let level = f.as_str().split('/').next().unwrap_or_default();
+                level == "+" || level == "#" || level == first
+            })
+    }
+
     /// Whether any client is connected (the cheapest check before any event work).
     pub fn has_clients(&self) -> bool {
         !self.registry.read().clients.is_empty()
@@ -378,6 +391,13 @@ mod tests {
             Some(vec![])
         });
         assert_eq!(built, 1);
+        assert!(b.may_match_under("blocks"));
+        assert!(!b.may_match_under("outputs"));
+        b.subscribe(a, &filter("outputs/unlock/+/rms1x"));
+        assert!(b.may_match_under("outputs"));
+        assert!(!b.may_match_under("transactions"));
+        b.subscribe(a, &filter("+/x/included-block"));
+        assert!(b.may_match_under("transactions"));
     }
 
     #[test]

@@ -172,11 +172,14 @@ impl EnginePublisher {
             b.publish_with(topics::REFERENCED, &mut metadata);
             b.publish_with(&topics::block_metadata(id), &mut metadata);
         }
-        for id in &m.consumed {
-            self.output_event(id, info.index, true);
-        }
-        for id in &m.created {
-            self.output_event(id, info.index, false);
+        // Outputs are read back only when some filter may match an output or transaction topic.
+        if b.may_match_under("outputs") || b.may_match_under("transactions") {
+            for id in &m.consumed {
+                self.output_event(id, info.index, true);
+            }
+            for id in &m.created {
+                self.output_event(id, info.index, false);
+            }
         }
         b.publish_with(topics::MILESTONE_CONFIRMED, || {
             Some(payloads::milestone_info(&info))
