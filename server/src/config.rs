@@ -413,6 +413,47 @@ mod tests {
     }
 
     #[test]
+    fn mqtt_flags_from_the_command_line_and_the_file() {
+        let defaults = NodeConfig::from_args(RunArgs::default()).expect("defaults");
+        assert_eq!(defaults.mqtt, Some(ledger_events::BrokerConfig::default()));
+        let config = NodeConfig::from_args(parse(&[
+            "--mqtt-max-clients=7",
+            "--mqtt-max-subscriptions=8",
+            "--mqtt-client-queue=9000",
+        ]))
+        .expect("valid");
+        let mqtt = config.mqtt.expect("on");
+        assert_eq!(
+            (
+                mqtt.max_clients,
+                mqtt.max_subscriptions,
+                mqtt.client_queue_bytes
+            ),
+            (7, 8, 9000)
+        );
+        assert_eq!(
+            NodeConfig::from_args(parse(&["--no-mqtt"]))
+                .expect("valid")
+                .mqtt,
+            None
+        );
+        for zero in [
+            "--mqtt-max-clients=0",
+            "--mqtt-max-subscriptions=0",
+            "--mqtt-client-queue=0",
+        ] {
+            assert!(NodeConfig::from_args(parse(&[zero])).is_err(), "{zero}");
+        }
+        let file: RunArgs =
+            toml::from_str("no-mqtt = false\nmqtt-client-queue = 1024\n").expect("TOML keys");
+        let mqtt = NodeConfig::from_args(file)
+            .expect("valid")
+            .mqtt
+            .expect("on");
+        assert_eq!(mqtt.client_queue_bytes, 1024);
+    }
+
+    #[test]
     fn log_sync_interval_sets_the_group_commit_spacing_within_its_range() {
         for (given, interval_ms) in [("0", 0), ("5", 5), ("1000", 1000)] {
             let flag = format!("--log-sync-interval-ms={given}");
