@@ -495,3 +495,30 @@ fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
     assert!(grown_mib < 256, "RSS grew by {grown_mib} MiB");
     drop(slow);
 }
+
+#[test]
+fn one_client_above_the_cap_gets_connack_3_and_the_same_id_replaces_the_old_one() {
+    let node = start(&["--mqtt-max-clients", "1"]);
+    let mut first = Client::connected(&node, "only");
+    let mut second = Client::open(&node);
+    second.send(&connect_packet("MQTT", 4, "another"));
+    assert_eq!(second.next(WAIT), Ok(Incoming::ConnAck(3)));
+    assert!(second.closed_within(Duration::from_secs(5)).is_some());
+    // The same client id connecting again takes the place of the first connection.
+    let mut again = Client::connected(&node, "only");
+    assert!(
+        first.closed_within(Duration::from_secs(5)).is_some(),
+        "replaced"
+    );
+    assert_eq!(again.subscribe(1, &["blocks"]), vec![1]);
+    let metrics = scrape(&node);
+    assert_eq!(
+        sample(&metrics, "iota_mqtt_clients_connected"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("iota_mqtt_published_total{topic_class=\"blocks\"}"),
+        "{metrics}"
+    );
+}
