@@ -284,12 +284,17 @@ impl Broker {
     /// Publishes `payload` on `topic` (QoS 0, no retain) to every client whose filter matches,
     /// encoded once; returns how many queues took it. Never waits.
     pub fn publish(&self, topic: &str, payload: &[u8]) -> usize {
-        self.publish_with(topic, || Some(payload.to_vec()))
+        self.publish_with(topic, || Some(payload))
     }
 
-    /// [`Broker::publish`] with the payload built only when a client matches `topic` (`None`
-    /// from `payload`: nothing is sent).
-    pub fn publish_with(&self, topic: &str, payload: impl FnOnce() -> Option<Vec<u8>>) -> usize {
+    /// [`Broker::publish`] with the payload built (or borrowed) only when a client matches
+    /// `topic` (`None` from `payload`: nothing is sent). The payload is copied once, into the
+    /// packet every matching client shares.
+    pub fn publish_with<P: AsRef<[u8]>>(
+        &self,
+        topic: &str,
+        payload: impl FnOnce() -> Option<P>,
+    ) -> usize {
         let mut keys = Vec::new();
         let outboxes: Vec<Arc<Outbox>> = {
             let reg = self.registry.read();
@@ -301,7 +306,7 @@ impl Broker {
         if outboxes.is_empty() {
             return 0;
         }
-        let Some(packet) = payload().and_then(|p| publish_qos0(topic, &p)) else {
+        let Some(packet) = payload().and_then(|p| publish_qos0(topic, p.as_ref())) else {
             return 0;
         };
         self.deliver(topic, &packet, &outboxes)
@@ -383,12 +388,12 @@ mod tests {
         let mut built = 0;
         b.publish_with("milestones", || {
             built += 1;
-            Some(vec![])
+            Some([])
         });
         assert_eq!(built, 0);
         b.publish_with("blocks", || {
             built += 1;
-            Some(vec![])
+            Some([])
         });
         assert_eq!(built, 1);
         assert!(b.may_match_under("blocks"));

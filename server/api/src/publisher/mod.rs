@@ -117,17 +117,15 @@ impl EnginePublisher {
             return;
         };
         let b = &self.broker;
-        b.publish_with(topics::BLOCKS, || Some(bytes.to_vec()));
+        b.publish_with(topics::BLOCKS, || Some(bytes));
         let kind = layout::payload_kind(bytes);
         if matches!(kind, Some(5..=7)) {
             if let Ok(block) = Block::decode(bytes) {
                 for topic in topics::block_subtopics(&block) {
-                    b.publish_with(&topic, || Some(bytes.to_vec()));
+                    b.publish_with(&topic, || Some(bytes));
                 }
                 if let Some(Payload::Milestone(m)) = &block.payload {
-                    b.publish_with(topics::MILESTONES, || {
-                        layout::payload_bytes(bytes).map(<[u8]>::to_vec)
-                    });
+                    b.publish_with(topics::MILESTONES, || layout::payload_bytes(bytes));
                     if m.index > *latest {
                         *latest = m.index;
                         let info = m
@@ -216,7 +214,7 @@ impl EnginePublisher {
             let block_id = read.row.block_id;
             self.broker
                 .publish_with(&topics::included_block(&id[..32]), || {
-                    self.engine.block_bytes(&block_id).map(<[u8]>::to_vec)
+                    self.engine.block_bytes(&block_id)
                 });
         }
     }
