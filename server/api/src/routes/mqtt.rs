@@ -17,6 +17,7 @@ use axum::{
     },
     response::{IntoResponse, Response},
 };
+use futures::SinkExt;
 use ledger_events::{metrics::DropReason, outbox::Inbox, session::Session};
 use tokio::time::{interval, sleep_until, timeout, Instant, MissedTickBehavior};
 
@@ -90,7 +91,7 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
             }
             packet = inbox.recv() => {
                 let Some(packet) = packet else { break None };
-                match timeout(config.backlog_timeout, socket.send(Message::Binary(packet))).await {
+                match timeout(config.backlog_timeout, write(&mut socket, packet, &mut inbox)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(_)) => break None,
                     Err(_) => break Some((close_code::AGAIN, "client does not read")),
@@ -121,6 +122,25 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
         };
         let _ = timeout(FINAL_WRITE, socket.send(Message::Close(Some(frame)))).await;
     }
+}
+
+/// Most packets written before one flush.
+const BATCH: usize = 64;
+
+/// Writes `first` and what else is queued now (up to [`BATCH`] frames), then flushes once.
+async fn write(
+    socket: &mut WebSocket,
+    first: bytes::Bytes,
+    inbox: &mut Inbox,
+) -> Result<(), axum::Error> {
+    socket.feed(Message::Binary(first)).await?;
+    for _ in 1..BATCH {
+        let Some(packet) = inbox.try_recv() else {
+            break;
+        };
+        socket.feed(Message::Binary(packet)).await?;
+    }
+    socket.flush().await
 }
 
 /// Writes what is queued (the answer to the packet that ends the connection), for at most
