@@ -156,8 +156,9 @@ def test_official_client_sees_a_wallet_transfer(node, tmp_path):
         ev = Events()
         by_address = f"outputs/unlock/address/{bob_address}"
         by_plus = f"outputs/unlock/+/{bob_address}"
-        client.listen_mqtt([by_address, by_plus], ev.sdk_handler)
-        time.sleep(1)  # the SUBSCRIBE goes out on the client's own thread
+        # One SUBSCRIBE for all three: the milestone snapshot tells it is in effect.
+        client.listen_mqtt([by_address, by_plus, "milestone-info/latest"], ev.sdk_handler)
+        ev.until("milestone-info/latest")
 
         tx = alice.send_with_params([SendParams(address=bob_address, amount="1000000")])
         alice.retry_transaction_until_included(tx.transactionId)
