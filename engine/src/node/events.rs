@@ -16,6 +16,10 @@ pub trait EventHook: Send + Sync + 'static {
     /// bytes are readable from [`Engine::block_bytes`].
     fn block_stored(&self, id: &BlockId);
 
+    /// `ids` became solid, oldest first: a stored block whose past cone is complete, and the
+    /// blocks that waited for it (told after [`EventHook::block_stored`] of that block).
+    fn blocks_solid(&self, ids: &[BlockId]);
+
     /// A milestone was confirmed: its ledger changes are applied and readable.
     fn milestone_confirmed(&self, milestone: ConfirmedMilestone);
 }
@@ -46,6 +50,13 @@ impl Engine {
             for id in ids {
                 hook.block_stored(id);
             }
+        }
+    }
+
+    /// Tells the event hook about newly solid blocks.
+    pub(super) fn announce_solid(&self, ids: &[BlockId]) {
+        if let (Some(hook), false) = (self.events.get(), ids.is_empty()) {
+            hook.blocks_solid(ids);
         }
     }
 

@@ -1,4 +1,5 @@
-//! The event hook: told of every stored block (submitted or the coordinator's) and of each
+//! The event hook: told of every stored block (submitted or the coordinator's), of blocks
+//! becoming solid, and of each
 //! confirmed milestone with its referenced blocks in white-flag order and its ledger changes,
 //! block before confirmation; only the first hook is kept.
 
@@ -14,6 +15,7 @@ use crate::dev_net::{self, basic, key, SUPPLY};
 #[derive(Debug, PartialEq, Eq)]
 enum Heard {
     Stored(BlockId),
+    Solid(Vec<BlockId>),
     Confirmed(ConfirmedMilestone),
 }
 
@@ -23,6 +25,10 @@ struct Recorder(Mutex<Vec<Heard>>);
 impl EventHook for Recorder {
     fn block_stored(&self, id: &BlockId) {
         self.0.lock().unwrap().push(Heard::Stored(*id));
+    }
+
+    fn blocks_solid(&self, ids: &[BlockId]) {
+        self.0.lock().unwrap().push(Heard::Solid(ids.to_vec()));
     }
 
     fn milestone_confirmed(&self, milestone: ConfirmedMilestone) {
@@ -53,15 +59,19 @@ fn blocks_then_their_milestone_in_order() {
     let info = engine.issue_milestone().unwrap();
 
     let heard = std::mem::take(&mut *hook.0.lock().unwrap());
+    // Each submitted block stored, then solid (its parents are known).
     assert_eq!(heard[0], Heard::Stored(data_id));
-    assert_eq!(heard[1], Heard::Stored(tx_block_id));
+    assert_eq!(heard[1], Heard::Solid(vec![data_id]));
+    assert_eq!(heard[2], Heard::Stored(tx_block_id));
+    assert_eq!(heard[3], Heard::Solid(vec![tx_block_id]));
     let Some(Heard::Confirmed(confirmed)) = heard.last() else {
         panic!("no confirmation last: {heard:?}");
     };
     assert_eq!(confirmed.info, info);
-    // The milestone's own block was told before its confirmation.
-    assert!(heard[2..heard.len() - 1].contains(&Heard::Stored(info.block_id)));
-    assert_eq!(heard.len(), 4, "{heard:?}");
+    // The milestone's own block was told, stored and solid, before its confirmation.
+    assert_eq!(heard[4], Heard::Stored(info.block_id));
+    assert_eq!(heard[5], Heard::Solid(vec![info.block_id]));
+    assert_eq!(heard.len(), 7, "{heard:?}");
     let stored = engine.block_bytes(&info.block_id).unwrap();
     assert!(matches!(
         Block::decode(stored).unwrap().payload,

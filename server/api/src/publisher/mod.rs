@@ -1,6 +1,6 @@
 //! The event source: the engine's [`EventHook`] feeding the broker (docs/events.md §1).
 //!
-//! The hook only queues block ids and confirmed milestones (never waiting: a full queue drops
+//! The hook only queues block ids (stored, then solid) and confirmed milestones (never waiting: a full queue drops
 //! and counts); one publisher thread takes them in order and builds a payload only for a
 //! topic some client's filter matches. Blocks go out from the bytes the log holds. For each
 //! milestone the order is fixed (§1.4): `milestone-info/latest`, block metadata in white-flag
@@ -32,6 +32,7 @@ const SOURCE_QUEUE: usize = 65_536;
 
 enum Event {
     Block(BlockId),
+    Solid(Vec<BlockId>),
     Milestone(ConfirmedMilestone),
 }
 
@@ -58,6 +59,10 @@ impl Hook {
 impl EventHook for Hook {
     fn block_stored(&self, id: &BlockId) {
         self.send(Event::Block(*id));
+    }
+
+    fn blocks_solid(&self, ids: &[BlockId]) {
+        self.send(Event::Solid(ids.to_vec()));
     }
 
     fn milestone_confirmed(&self, milestone: ConfirmedMilestone) {
@@ -101,6 +106,13 @@ impl EnginePublisher {
         while let Ok(event) = rx.recv() {
             match event {
                 Event::Block(id) => self.block(&id, &mut latest),
+                Event::Solid(ids) => {
+                    for id in &ids {
+                        self.broker.publish_with(&topics::block_metadata(id), || {
+                            payloads::block_metadata(&self.engine, id)
+                        });
+                    }
+                }
                 Event::Milestone(m) => self.milestone(&m, &mut latest),
             }
         }
@@ -110,8 +122,8 @@ impl EnginePublisher {
         &self.engine.params().bech32_hrp
     }
 
-    /// `blocks` and its subtopics, `milestones` and `milestone-info/latest` for a milestone,
-    /// and the block's metadata now that it is stored.
+    /// `blocks` and its subtopics, `milestones` and `milestone-info/latest` for a milestone
+    /// (its metadata follows once it is solid, [`Event::Solid`]).
     fn block(&self, id: &BlockId, latest: &mut u32) {
         let Some(bytes) = self.engine.block_bytes(id) else {
             return;
@@ -146,9 +158,6 @@ impl EnginePublisher {
                 }
             }
         }
-        b.publish_with(&topics::block_metadata(id), || {
-            payloads::block_metadata(&self.engine, id)
-        });
     }
 
     fn milestone(&self, m: &ConfirmedMilestone, latest: &mut u32) {
