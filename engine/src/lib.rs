@@ -78,10 +78,11 @@ pub use history::HistoryError;
 pub use indexer::{ChainId, Cursor, Filter, OutputKind, Page, Query};
 pub use log::{salvage, Durability, Durable, LogError, LogStats, SalvageReport};
 pub use node::{
-    BlockStatus, BroadcastHook, ConfirmedMilestone, Engine, EngineConfig, GossipStored,
+    BlockStatus, BroadcastHook, ConfirmedMilestone, Engine, EngineConfig, EventHook, GossipStored,
     MilestoneDiff, MilestoneInfo, Opened, OutputRead, PowStep, Prepared, PruneError, PruneTarget,
-    PruningConfig, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields, V3Submitted,
-    DEFAULT_CHECKPOINT_INTERVAL, PRUNING_MARGIN, PRUNING_MIN_STEP, RECENT_CONFIRMATIONS,
+    PruningConfig, RecentConfirmation, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
+    V3Submitted, DEFAULT_CHECKPOINT_INTERVAL, PRUNING_MARGIN, PRUNING_MIN_STEP,
+    RECENT_CONFIRMATIONS,
 };
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;

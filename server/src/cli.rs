@@ -326,6 +326,32 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_PRUNING_COOLDOWN", value_name = "SECS")]
     pub pruning_cooldown: Option<u64>,
 
+    /// Do not serve the event API (MQTT over WebSocket at /api/mqtt/v1, TIP-28).
+    #[arg(
+        long,
+        env = "LEDGER_NODE_NO_MQTT",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_mqtt: Option<bool>,
+
+    /// Most MQTT clients connected at once; one more gets CONNACK 0x03 [default: 1000].
+    #[arg(long, env = "LEDGER_NODE_MQTT_MAX_CLIENTS", value_name = "N")]
+    pub mqtt_max_clients: Option<usize>,
+
+    /// Most topic filters one MQTT client holds; more get SUBACK 0x80 [default: 1000].
+    #[arg(long, env = "LEDGER_NODE_MQTT_MAX_SUBSCRIPTIONS", value_name = "N")]
+    pub mqtt_max_subscriptions: Option<usize>,
+
+    /// Bytes of messages queued per MQTT client: beyond it messages are dropped (counted in
+    /// iota_mqtt_dropped_total), and a client that stays behind for 10 s is disconnected
+    /// [default: 4194304 (4 MiB)].
+    #[arg(long, env = "LEDGER_NODE_MQTT_CLIENT_QUEUE", value_name = "BYTES")]
+    pub mqtt_client_queue: Option<usize>,
+
     /// Least time between two fsyncs of the block log, in milliseconds (group commit: a
     /// submit is answered after the fsync that covers it; concurrent submits share one).
     /// 0 fsyncs as soon as the previous one ends: lower latency, more fsyncs per second
@@ -500,6 +526,10 @@ impl RunArgs {
                 .pruning_threshold_percentage
                 .or(lower.pruning_threshold_percentage),
             pruning_cooldown: self.pruning_cooldown.or(lower.pruning_cooldown),
+            no_mqtt: self.no_mqtt.or(lower.no_mqtt),
+            mqtt_max_clients: self.mqtt_max_clients.or(lower.mqtt_max_clients),
+            mqtt_max_subscriptions: self.mqtt_max_subscriptions.or(lower.mqtt_max_subscriptions),
+            mqtt_client_queue: self.mqtt_client_queue.or(lower.mqtt_client_queue),
         }
     }
 }

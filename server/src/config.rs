@@ -104,6 +104,8 @@ pub struct NodeConfig {
     pub p2p: Option<P2pConfig>,
     /// Automatic pruning.
     pub pruning: ledger_engine::PruningConfig,
+    /// The event API's broker (`None` with `--no-mqtt`).
+    pub mqtt: Option<ledger_events::BrokerConfig>,
 }
 
 /// Default of `--pruning-target-size` (Hornet's).
@@ -186,6 +188,7 @@ impl NodeConfig {
             });
         }
         let coordinator = !args.no_coordinator.unwrap_or(false);
+        let mqtt = mqtt_config(&args)?;
         let p2p = p2p_config(
             &args,
             args.data_dir
@@ -270,6 +273,7 @@ impl NodeConfig {
         };
         Ok(Self {
             p2p,
+            mqtt,
             api,
             pruning,
             data_dir: args
@@ -296,6 +300,23 @@ impl NodeConfig {
             log_format: args.log_format.unwrap_or_default(),
         })
     }
+}
+
+/// The event API's limits, unless `--no-mqtt`.
+fn mqtt_config(args: &RunArgs) -> Result<Option<ledger_events::BrokerConfig>, ConfigError> {
+    if args.no_mqtt.unwrap_or(false) {
+        return Ok(None);
+    }
+    let defaults = ledger_events::BrokerConfig::default();
+    Ok(Some(ledger_events::BrokerConfig {
+        max_clients: at_least_one("mqtt-max-clients", args.mqtt_max_clients)?
+            .unwrap_or(defaults.max_clients),
+        max_subscriptions: at_least_one("mqtt-max-subscriptions", args.mqtt_max_subscriptions)?
+            .unwrap_or(defaults.max_subscriptions),
+        client_queue_bytes: at_least_one("mqtt-client-queue", args.mqtt_client_queue)?
+            .unwrap_or(defaults.client_queue_bytes),
+        ..defaults
+    }))
 }
 
 /// Peering settings, unless `--no-p2p`.
@@ -432,6 +453,47 @@ mod tests {
             config.log_durability,
             ledger_engine::Durability::Group { interval_ms: 1 }
         );
+    }
+
+    #[test]
+    fn mqtt_flags_from_the_command_line_and_the_file() {
+        let defaults = NodeConfig::from_args(RunArgs::default()).expect("defaults");
+        assert_eq!(defaults.mqtt, Some(ledger_events::BrokerConfig::default()));
+        let config = NodeConfig::from_args(parse(&[
+            "--mqtt-max-clients=7",
+            "--mqtt-max-subscriptions=8",
+            "--mqtt-client-queue=9000",
+        ]))
+        .expect("valid");
+        let mqtt = config.mqtt.expect("on");
+        assert_eq!(
+            (
+                mqtt.max_clients,
+                mqtt.max_subscriptions,
+                mqtt.client_queue_bytes
+            ),
+            (7, 8, 9000)
+        );
+        assert_eq!(
+            NodeConfig::from_args(parse(&["--no-mqtt"]))
+                .expect("valid")
+                .mqtt,
+            None
+        );
+        for zero in [
+            "--mqtt-max-clients=0",
+            "--mqtt-max-subscriptions=0",
+            "--mqtt-client-queue=0",
+        ] {
+            assert!(NodeConfig::from_args(parse(&[zero])).is_err(), "{zero}");
+        }
+        let file: RunArgs =
+            toml::from_str("no-mqtt = false\nmqtt-client-queue = 1024\n").expect("TOML keys");
+        let mqtt = NodeConfig::from_args(file)
+            .expect("valid")
+            .mqtt
+            .expect("on");
+        assert_eq!(mqtt.client_queue_bytes, 1024);
     }
 
     #[test]

@@ -310,6 +310,11 @@ async fn run_with_state(
     if let Some(v3) = v3 {
         state = state.with_v3_params(v3);
     }
+    if let (Some(mqtt), Some(engine)) = (&config.mqtt, node.engine()) {
+        let broker = Arc::new(ledger_events::Broker::new(mqtt.clone(), Arc::default()));
+        let publisher = ledger_api::publisher::EnginePublisher::start(Arc::clone(engine), broker)?;
+        state = state.with_events(publisher);
+    }
     state.rejects.spawn_logger();
     let limits = config.api.connections;
     // The metrics line comes before the API's: readers of stdout stop at the API line.
@@ -374,6 +379,10 @@ fn spawn_metrics(
         submit: Arc::clone(&state.submit),
         api: Arc::clone(&state.api_metrics),
         p2p: state.node.p2p().cloned(),
+        mqtt: state
+            .events
+            .as_ref()
+            .map(|e| Arc::clone(e.broker().metrics())),
     };
     let metrics = Arc::new(NodeMetrics::new(sources, &timings));
     let addr = listener.local_addr()?;

@@ -133,6 +133,10 @@ impl Engine {
         };
         st.milestone_ids.insert(info.milestone_id, info.index);
         st.milestones.insert(m.index, info);
+        let event = match replay {
+            Replay::No => self.confirmed_event(&conf, info),
+            Replay::Yes => None,
+        };
         if st.journal_ok {
             let entry = JournalEntry {
                 index: m.index,
@@ -169,13 +173,14 @@ impl Engine {
                 tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
             }
         }
+        self.announce_confirmed(event);
         let took = started.elapsed();
         let ms = took.as_secs_f64() * 1000.0;
         if replay == Replay::No {
             if let Some(observer) = self.timings.get() {
                 observer.milestone_confirmed(took);
             }
-            self.recent.push(ConfirmedMilestone {
+            self.recent.push(RecentConfirmation {
                 index: m.index,
                 timestamp: m.timestamp,
                 referenced: u32::try_from(conf.referenced.len()).unwrap_or(u32::MAX),

@@ -116,6 +116,9 @@ impl Engine {
         }
         drop(ticket);
         issued.push(block_id);
+        self.announce_stored(&issued);
+        // Our own blocks are solid as they are made (their parents are known).
+        self.announce_solid(&issued);
         self.announce(issued);
         if !self.confirm_milestone_block(block_id, Some(conf), started, Replay::No)? {
             return Err(EngineError::Inconsistent(format!(

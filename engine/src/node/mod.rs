@@ -40,6 +40,7 @@ use crate::watermark::Watermark;
 mod checkpoint;
 mod confirm;
 mod coordinator;
+mod events;
 mod gossip;
 mod keys;
 mod open;
@@ -51,13 +52,14 @@ mod submit;
 
 use crate::whiteflag::{self, Confirmation};
 use checkpoint::Checkpointer;
+pub use events::{ConfirmedMilestone, EventHook};
 pub use gossip::{BroadcastHook, GossipStored, SyncState};
 use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
 pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
 pub use prune::{PruneError, PruneTarget, PruningConfig, PRUNING_MARGIN, PRUNING_MIN_STEP};
 use recent::RecentConfirmations;
-pub use recent::{ConfirmedMilestone, RECENT_CONFIRMATIONS};
+pub use recent::{RecentConfirmation, RECENT_CONFIRMATIONS};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]
@@ -250,6 +252,8 @@ pub struct Engine {
     recent: RecentConfirmations,
     // Told about blocks worth passing on to peers (see `set_broadcast_hook`).
     broadcast: OnceLock<Arc<dyn gossip::BroadcastHook>>,
+    // Told about new blocks and confirmed milestones (see `set_event_hook`).
+    events: OnceLock<Arc<dyn events::EventHook>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -540,7 +544,7 @@ impl Engine {
     /// The last milestones this node confirmed since it started (replayed ones are not
     /// included), oldest first, at most [`RECENT_CONFIRMATIONS`]: index, timestamp, blocks
     /// referenced and the time the confirmation took.
-    pub fn recent_confirmations(&self) -> Vec<ConfirmedMilestone> {
+    pub fn recent_confirmations(&self) -> Vec<RecentConfirmation> {
         self.recent.list()
     }
 

@@ -156,6 +156,7 @@ impl Engine {
             timings: OnceLock::new(),
             recent: RecentConfirmations::default(),
             broadcast: OnceLock::new(),
+            events: OnceLock::new(),
             indexer,
         };
         let opened = match resume {

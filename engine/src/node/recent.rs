@@ -13,7 +13,7 @@ pub const RECENT_CONFIRMATIONS: usize = 64;
 
 /// One milestone this node confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConfirmedMilestone {
+pub struct RecentConfirmation {
     /// Milestone index.
     pub index: u32,
     /// Milestone timestamp (Unix seconds).
@@ -27,12 +27,12 @@ pub struct ConfirmedMilestone {
 /// The newest [`RECENT_CONFIRMATIONS`] confirmations, oldest first.
 #[derive(Debug, Default)]
 pub(crate) struct RecentConfirmations {
-    ring: Mutex<VecDeque<ConfirmedMilestone>>,
+    ring: Mutex<VecDeque<RecentConfirmation>>,
 }
 
 impl RecentConfirmations {
     /// Records `c`, dropping the oldest beyond the bound.
-    pub(crate) fn push(&self, c: ConfirmedMilestone) {
+    pub(crate) fn push(&self, c: RecentConfirmation) {
         let mut ring = self
             .ring
             .lock()
@@ -44,7 +44,7 @@ impl RecentConfirmations {
     }
 
     /// The kept confirmations, oldest first.
-    pub(crate) fn list(&self) -> Vec<ConfirmedMilestone> {
+    pub(crate) fn list(&self) -> Vec<RecentConfirmation> {
         self.ring
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -63,7 +63,7 @@ mod tests {
         let recent = RecentConfirmations::default();
         assert!(recent.list().is_empty());
         for index in 1..=u32::try_from(RECENT_CONFIRMATIONS + 5).expect("small") {
-            recent.push(ConfirmedMilestone {
+            recent.push(RecentConfirmation {
                 index,
                 timestamp: index * 10,
                 referenced: index % 3,

@@ -94,7 +94,7 @@ impl Engine {
             self.log.wait_durable_at(durable).map_err(internal)?;
         }
         let mut solidified = Vec::new();
-        let (arrived, missing_parents, next_solid, broadcast) = {
+        let (arrived, missing_parents, next_solid, broadcast, inserted, solid_event) = {
             let mut st = self.write();
             let record = appended.location.to_u64();
             let inserted =
@@ -113,13 +113,27 @@ impl Engine {
                 .copied()
                 .collect();
             let next_solid = Self::next_milestone_solid(&st);
+            let solid_event = self.events.get().map(|_| solidified.clone());
             let broadcast = match self.broadcast.get() {
                 Some(_) => Self::worth_broadcasting(&st, solidified),
                 None => Vec::new(),
             };
-            (arrived, missing, next_solid, broadcast)
+            (
+                arrived,
+                missing,
+                next_solid,
+                broadcast,
+                inserted,
+                solid_event,
+            )
         };
         drop(ticket);
+        if inserted {
+            self.announce_stored(&[id]);
+        }
+        if let Some(ids) = solid_event {
+            self.announce_solid(&ids);
+        }
         if !arrived.is_empty() {
             self.verify_arrived(&arrived);
         }

@@ -10,6 +10,7 @@
 
 mod dev_net;
 mod engine_flow;
+mod event_hook;
 mod gossip_intake;
 mod history_resume;
 mod indexer_props;

@@ -43,6 +43,7 @@ pub const DEFAULT_PUBLIC_ROUTES: &[&str] = &[
     "/dashboard",
     "/dashboard/*",
     "/api/dashboard/v1/*",
+    "/api/mqtt/v1",
 ];
 
 /// Routes that need a token by default: the rest of the API (peers, `/api/core/v2/control/*`).

@@ -7,9 +7,10 @@
 //!
 //! Modules, from the bottom up: the rules each piece needs ([`error`], [`media`],
 //! [`access`], [`jwt`], [`admission`], [`rates`], [`rejects`], [`request_metrics`],
-//! [`submit`], [`node`], [`config`], [`process`], [`dashboard`]), then the state that holds
-//! them ([`state`]), then the handlers ([`routes`]), then the router over them ([`router`]) and
-//! the accept loop ([`serve()`]).
+//! [`submit`], [`node`], [`events`], [`config`], [`process`], [`dashboard`]), then the state
+//! that holds them ([`state`]), then the handlers ([`routes`]), then the router over them
+//! ([`router`]) and the accept loop ([`serve()`]); [`publisher`] feeds the event API from the
+//! engine, using the REST shapes of [`routes`].
 
 #![deny(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
@@ -21,10 +22,12 @@ pub mod config;
 mod conn_clock;
 pub mod dashboard;
 pub mod error;
+pub mod events;
 pub mod jwt;
 pub mod media;
 pub mod node;
 pub mod process;
+pub mod publisher;
 pub mod rates;
 pub mod rejects;
 pub mod request_metrics;

@@ -159,6 +159,7 @@ pub fn endpoints() -> Vec<Endpoint> {
             routes::indexer::foundry_by_id,
         ),
         Endpoint::get("/api/indexer/v1/outputs/nft", routes::indexer::nfts),
+        Endpoint::get("/api/mqtt/v1", routes::mqtt::upgrade),
         Endpoint::get(
             "/api/indexer/v1/outputs/nft/{nft_id}",
             routes::indexer::nft_by_id,

@@ -15,10 +15,7 @@ use std::{
 use axum::{body::Body, extract::Request, response::Response};
 use futures::future::Either;
 use hyper::body::Incoming;
-use hyper_util::{
-    rt::{TokioIo, TokioTimer},
-    server::graceful::GracefulShutdown,
-};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{net::TcpListener, sync::Semaphore};
 use tower::{
     util::{BoxCloneSyncService, Oneshot},
@@ -100,7 +97,10 @@ pub async fn serve(
 ) -> io::Result<()> {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).keep_alive(true);
-    let graceful = GracefulShutdown::new();
+    // Graceful shutdown: each connection holds a receiver; on shutdown every connection is
+    // told to finish its request, and the loop waits until all receivers are gone. (hyper-util's
+    // `GracefulShutdown` does not take a connection that may upgrade, as `/api/mqtt/v1` does.)
+    let (stopping, stop_rx) = tokio::sync::watch::channel(false);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let mut at_cap = false;
     let mut accept_failing = false;
@@ -151,9 +151,11 @@ pub async fn serve(
         let clock = ConnClock::new();
         let io = TokioIo::new(TimedStream::new(stream, Arc::clone(&clock)));
         let service = TimedService::new(ConnService(RefCell::new(app.clone())), Arc::clone(&clock));
-        let connection = graceful.watch(http.serve_connection(io, service));
+        let connection = http.serve_connection(io, service).with_upgrades();
+        let mut stop = stop_rx.clone();
         tokio::spawn(async move {
             tokio::pin!(connection);
+            let mut stopping = false;
             loop {
                 let due =
                     |clock: &ConnClock| clock.deadline(limits.header_timeout, limits.idle_timeout);
@@ -167,6 +169,12 @@ pub async fn serve(
                             break;
                         }
                     }
+                    changed = stop.changed(), if !stopping => {
+                        stopping = true;
+                        if changed.is_ok() {
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
                 }
             }
             drop(permit);
@@ -174,7 +182,11 @@ pub async fn serve(
     }
     tracing::info!("shutting down: no new connections");
     tokio::select! {
-        () = graceful.shutdown() => {}
+        () = async {
+            let _ = stopping.send(true);
+            drop(stop_rx);
+            stopping.closed().await;
+        } => {}
         () = tokio::time::sleep(grace) => {
             tracing::warn!("connections still open after the grace period; closing");
         }

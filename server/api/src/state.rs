@@ -11,8 +11,8 @@ use ledger_engine::Engine;
 
 use crate::{
     access::AccessControl, admission::Admission, config::ApiConfig, dashboard::Dashboard,
-    error::ApiError, media::BodyLimits, node::NodeApi, rates::BlockRates, rejects::RejectTally,
-    request_metrics::ApiMetrics, submit::SubmitService,
+    error::ApiError, events::EventService, media::BodyLimits, node::NodeApi, rates::BlockRates,
+    rejects::RejectTally, request_metrics::ApiMetrics, submit::SubmitService,
 };
 
 /// What every handler can reach: one `Arc`, so the per-request clones axum makes cost one
@@ -53,6 +53,8 @@ pub struct Shared {
     /// The dashboard's settings; `None` when it is off (`--no-dashboard`): its routes are then
     /// left out of the router.
     pub dashboard: Option<Dashboard>,
+    /// The event API (`/api/mqtt/v1`), when on.
+    pub events: Option<Arc<dyn EventService>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -110,6 +112,7 @@ impl AppState {
             api_metrics: Arc::default(),
             admission: Admission::new(config.max_pending_submits),
             dashboard: config.dashboard.then(Dashboard::default),
+            events: None,
         }))
     }
 
@@ -125,6 +128,12 @@ impl AppState {
         if let Some(dashboard) = &mut self.shared().dashboard {
             dashboard.data_dir = Some(dir);
         }
+        self
+    }
+
+    /// The same state with the event API served at `/api/mqtt/v1`.
+    pub fn with_events(mut self, events: Arc<dyn EventService>) -> Self {
+        self.shared().events = Some(events);
         self
     }
 

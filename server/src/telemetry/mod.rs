@@ -47,6 +47,8 @@ pub struct MetricSources {
     pub api: Arc<ApiMetrics>,
     /// Peering, unless it is off.
     pub p2p: Option<P2p>,
+    /// The event API's broker counters, unless it is off (the families are shown anyway).
+    pub mqtt: Option<Arc<ledger_events::metrics::MqttMetrics>>,
 }
 
 impl std::fmt::Debug for MetricSources {
@@ -62,6 +64,11 @@ impl NodeMetrics {
         let mut registry = Registry::default();
         sources.api.register(&mut registry);
         ledger_p2p::metrics::register(sources.p2p.clone(), &mut registry);
+        sources
+            .mqtt
+            .clone()
+            .unwrap_or_default()
+            .register(&mut registry);
         registry.register_collector(Box::new(node::NodeCollector::new(sources)));
         timings.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));

@@ -1,10 +1,12 @@
 //! The layers of the node, checked from its sources and manifests (a failure names the file
 //! and the rule it breaks):
 //!
-//! - crates depend one way: `codec ← engine ← p2p ← api ← server`; peering knows nothing of
-//!   HTTP (no axum, tower or hyper anywhere below it, as `cargo tree` resolves it), the API
-//!   never names the binary's crate;
-//! - no import cycle between the modules of `server`, `server/api` or `server/p2p`: a module
+//! - crates depend one way: `codec ← engine ← p2p ← api ← server`, and `events ← api` (the
+//!   MQTT broker, which knows neither the engine nor HTTP: the API feeds it); peering knows
+//!   nothing of HTTP (no axum, tower or hyper anywhere below it, as `cargo tree` resolves it),
+//!   the API never names the binary's crate;
+//! - no import cycle between the modules of `server`, `server/api`, `server/p2p` or
+//!   `server/events`: a module
 //!   that names another (`crate::a::b`, `super::b`, a `use crate::{…}` tree) depends on it,
 //!   and the graph of those dependencies has no cycle (test modules and the crate root, which
 //!   only declares and re-exports, are left out);
@@ -24,7 +26,7 @@ fn root() -> PathBuf {
 }
 
 /// The node's crates above the engine, by folder.
-const NODE_CRATES: [&str; 3] = ["server", "server/api", "server/p2p"];
+const NODE_CRATES: [&str; 4] = ["server", "server/api", "server/p2p", "server/events"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).expect("read dir") {
@@ -114,6 +116,16 @@ fn forbidden(folder: &str) -> Vec<(&'static str, &'static str)> {
         .chain(no_http)
         .collect(),
         "server/api" => vec![("ledger-server", "the API does not know the binary")],
+        "server/events" => ["ledger-engine", "ledger-p2p", "ledger-api", "ledger-server"]
+            .map(|c| {
+                (
+                    c,
+                    "the broker knows no engine, peering, API or binary: the API feeds it",
+                )
+            })
+            .into_iter()
+            .chain(HTTP.map(|c| (c, "the broker knows nothing of HTTP: the API carries it")))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -126,6 +138,7 @@ fn crates_depend_one_way_and_peering_knows_no_http() {
         ("engine", "ledger-engine"),
         ("server/p2p", "ledger-p2p"),
         ("server/api", "ledger-api"),
+        ("server/events", "ledger-events"),
     ] {
         let direct = dependencies(folder);
         assert!(
@@ -154,6 +167,7 @@ fn crates_depend_one_way_and_peering_knows_no_http() {
         ("engine", "ledger-codec"),
         ("server/p2p", "ledger-engine"),
         ("server/api", "ledger-p2p"),
+        ("server/api", "ledger-events"),
         ("server", "ledger-api"),
     ] {
         assert!(

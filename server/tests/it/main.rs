@@ -8,6 +8,7 @@
 )]
 
 mod common;
+mod mqtt_support;
 mod p2p_support;
 mod v2_support;
 
@@ -23,6 +24,7 @@ mod layering;
 mod logs;
 mod long_run;
 mod metrics;
+mod mqtt;
 mod peering;
 mod pruning;
 mod restart_answers;

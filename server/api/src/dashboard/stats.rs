@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use ledger_engine::{ConfirmedMilestone, Engine};
+use ledger_engine::{Engine, RecentConfirmation};
 use serde::Serialize;
 
 use crate::{rates::Rates, rejects::RejectTally};
@@ -69,8 +69,8 @@ pub struct Confirmation {
     pub confirmation_us: u64,
 }
 
-impl From<ConfirmedMilestone> for Confirmation {
-    fn from(c: ConfirmedMilestone) -> Self {
+impl From<RecentConfirmation> for Confirmation {
+    fn from(c: RecentConfirmation) -> Self {
         Self {
             index: c.index,
             timestamp: c.timestamp,
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_confirmation_is_reported_in_microseconds() {
-        let c = Confirmation::from(ConfirmedMilestone {
+        let c = Confirmation::from(RecentConfirmation {
             index: 7,
             timestamp: 1_700_000_000,
             referenced: 12,

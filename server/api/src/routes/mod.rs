@@ -15,6 +15,7 @@ pub mod indexer;
 pub mod indexer_params;
 pub mod info;
 pub mod milestones;
+pub mod mqtt;
 pub mod openapi;
 pub mod outputs;
 pub mod peers;
@@ -23,7 +24,7 @@ pub mod treasury;
 pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
-pub const ROUTE_GROUPS: &[&str] = &["core/v2", "core/v3", "explorer/v2", "indexer/v1"];
+pub const ROUTE_GROUPS: &[&str] = &["core/v2", "core/v3", "explorer/v2", "indexer/v1", "mqtt/v1"];
 
 /// `GET /health`: 200 with no body when healthy, 503 otherwise.
 pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {
@@ -42,13 +43,14 @@ pub struct RoutesResponse {
 }
 
 /// `GET /api/routes`: `{"routes":["core/v2",...]}`, without `indexer/v1` when the indexer is
-/// turned off.
+/// turned off and without `mqtt/v1` when the event API is.
 pub async fn routes(State(state): State<AppState>) -> Json<RoutesResponse> {
     let indexer = state.node.engine().is_some_and(|e| e.has_indexer());
     Json(RoutesResponse {
         routes: ROUTE_GROUPS
             .iter()
             .filter(|r| indexer || **r != "indexer/v1")
+            .filter(|r| state.events.is_some() || **r != "mqtt/v1")
             .map(|&r| r.to_owned())
             .collect(),
     })

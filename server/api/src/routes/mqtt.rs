@@ -1,0 +1,156 @@
+//! `GET /api/mqtt/v1`: the event API (TIP-28), MQTT 3.1 / 3.1.1 over a WebSocket answering
+//! `Sec-WebSocket-Protocol: mqtt` (docs/events.md §2). Binary frames only (a text frame
+//! closes the connection); packets may be split across frames or share one; each packet
+//! goes out in its own frame.
+//!
+//! One task per connection reads frames into its [`Session`] and writes what its queue holds.
+//! It closes the connection when CONNECT does not come in time, when nothing arrives for
+//! 1.5 × the keep-alive, when one write takes longer than the backlog time, or when the queue
+//! has been dropping messages for that long (a slow client, hornet #1687).
+
+use std::{sync::Arc, time::Duration};
+
+use axum::{
+    extract::{
+        ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade},
+        State,
+    },
+    response::{IntoResponse, Response},
+};
+use futures::SinkExt;
+use ledger_events::{metrics::DropReason, outbox::Inbox, session::Session};
+use tokio::time::{interval, sleep_until, timeout, Instant, MissedTickBehavior};
+
+use crate::{error::ApiError, events::EventService, state::AppState};
+
+/// How often a connection checks its deadlines.
+const TICK: Duration = Duration::from_millis(500);
+/// Longest wait for the final writes (answers before a close, the close frame).
+const FINAL_WRITE: Duration = Duration::from_secs(1);
+
+/// `GET /api/mqtt/v1`: upgrades to the MQTT WebSocket; 404 when the event API is off, 400
+/// naming what is missing when the request is not a WebSocket upgrade.
+pub async fn upgrade(
+    State(state): State<AppState>,
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let Some(events) = state.events.clone() else {
+        return Err(ApiError::not_found(
+            "the event API is turned off on this node",
+        ));
+    };
+    let ws = ws.map_err(|e| {
+        ApiError::bad_request(format!("/api/mqtt/v1 needs a WebSocket upgrade: {e}"))
+    })?;
+    let max = events.broker().config().max_packet;
+    Ok(ws
+        .protocols(["mqtt", "mqttv3.1"])
+        // A frame or message may carry one whole packet (with its 5-byte header) at most.
+        .max_frame_size(max + 5)
+        .max_message_size(max + 5)
+        .on_upgrade(move |socket| serve(socket, events))
+        .into_response())
+}
+
+/// Runs one connection to its end.
+async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
+    let broker = Arc::clone(events.broker());
+    let config = broker.config().clone();
+    let (mut session, mut inbox) = Session::new(Arc::clone(&broker));
+    let outbox = Arc::clone(session.outbox());
+    let connect_by = Instant::now() + config.connect_timeout;
+    let mut last_read = Instant::now();
+    let mut tick = interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let close = loop {
+        tokio::select! {
+            frame = socket.recv() => {
+                let data = match frame {
+                    Some(Ok(Message::Binary(data))) => data,
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Ok(Message::Text(_))) => {
+                        break Some((close_code::UNSUPPORTED, "binary frames only"));
+                    }
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => break None,
+                };
+                last_read = Instant::now();
+                match session.receive(&data) {
+                    Ok(granted) => {
+                        for filter in granted.iter().filter(|f| !f.is_wildcard()) {
+                            if let Some(payload) = events.snapshot(filter.as_str()) {
+                                broker.publish_to(&outbox, filter.as_str(), &payload);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::debug!("MQTT connection closed: {e}");
+                        flush(&mut socket, &mut inbox).await;
+                        break Some((close_code::POLICY, "MQTT protocol error"));
+                    }
+                }
+            }
+            packet = inbox.recv() => {
+                let Some(packet) = packet else { break None };
+                match timeout(config.backlog_timeout, write(&mut socket, packet, &mut inbox)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => break None,
+                    Err(_) => break Some((close_code::AGAIN, "client does not read")),
+                }
+            }
+            () = outbox.stopped() => break Some((close_code::NORMAL, "client id connected again")),
+            _ = tick.tick() => {
+                if !session.connected() && Instant::now() >= connect_by {
+                    break Some((close_code::POLICY, "no CONNECT"));
+                }
+                if session.keep_alive().is_some_and(|k| last_read.elapsed() > k) {
+                    break Some((close_code::POLICY, "keep-alive expired"));
+                }
+                if outbox.backlogged_for().is_some_and(|t| t > config.backlog_timeout) {
+                    break Some((close_code::AGAIN, "client does not read"));
+                }
+            }
+        }
+    };
+    broker
+        .metrics()
+        .dropped_n(DropReason::Disconnected, inbox.pending() as u64);
+    drop(session);
+    if let Some((code, reason)) = close {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        let _ = timeout(FINAL_WRITE, socket.send(Message::Close(Some(frame)))).await;
+    }
+}
+
+/// Most packets written before one flush.
+const BATCH: usize = 64;
+
+/// Writes `first` and what else is queued now (up to [`BATCH`] frames), then flushes once.
+async fn write(
+    socket: &mut WebSocket,
+    first: bytes::Bytes,
+    inbox: &mut Inbox,
+) -> Result<(), axum::Error> {
+    socket.feed(Message::Binary(first)).await?;
+    for _ in 1..BATCH {
+        let Some(packet) = inbox.try_recv() else {
+            break;
+        };
+        socket.feed(Message::Binary(packet)).await?;
+    }
+    socket.flush().await
+}
+
+/// Writes what is queued (the answer to the packet that ends the connection), for at most
+/// [`FINAL_WRITE`].
+async fn flush(socket: &mut WebSocket, inbox: &mut Inbox) {
+    let until = Instant::now() + FINAL_WRITE;
+    while let Some(packet) = inbox.try_recv() {
+        tokio::select! {
+            sent = socket.send(Message::Binary(packet)) => if sent.is_err() { return },
+            () = sleep_until(until) => return,
+        }
+    }
+}

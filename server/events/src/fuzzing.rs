@@ -1,0 +1,74 @@
+//! The oracle the `mqtt_packets` fuzz target (fuzz/fuzz_targets/mqtt_packets.rs) and the
+//! property tests drive: any bytes, fed to a connection in chunks, end in packets or a close,
+//! never a panic, and the decoder's answer agrees with itself.
+
+use std::sync::Arc;
+
+use crate::{
+    broker::{Broker, BrokerConfig},
+    packet::{decode, fixed_header},
+    session::Session,
+};
+
+/// Largest packet the oracle allows (small, so the fuzzer reaches the limit).
+const MAX: usize = 4096;
+
+/// Decodes `data` packet by packet, checking that each packet's length is the one its fixed
+/// header announces; then feeds `data` to a connection in chunks whose sizes come from the
+/// first byte, checking the connection answers the same as for the whole (and grants the
+/// same filters, unless it closes).
+pub fn fuzz_mqtt_stream(data: &[u8]) {
+    let mut at = 0;
+    while let Some(rest) = data.get(at..) {
+        match decode(rest, MAX) {
+            Ok(Some((_, used))) => {
+                let header = fixed_header(rest, MAX).ok().flatten();
+                let announced = header.map(|(_, _, len, head)| len + head);
+                assert_eq!(announced, Some(used), "length disagrees with the header");
+                assert!(used >= 2 && used <= rest.len());
+                at += used;
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let whole = run(data, data.len().max(1));
+    let chunk = usize::from(data.first().copied().unwrap_or(1)).max(1);
+    let split = run(data, chunk);
+    // The answers queued and whether the connection closes never depend on the chunking. The
+    // filters granted do only when it closes: `receive` reports no grants with a close (the
+    // connection ends, its filters with it), and a chunk boundary before the closing packet
+    // reports the grants before it.
+    assert_eq!(
+        (&whole.0, whole.2),
+        (&split.0, split.2),
+        "chunking changed the answers"
+    );
+    if !whole.2 {
+        assert_eq!(whole.1, split.1, "chunking changed the grants");
+    }
+}
+
+/// Feeds `data` to a fresh connection `chunk` bytes at a time: what it answered, the filters
+/// granted and whether it closed.
+fn run(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Vec<String>, bool) {
+    let config = BrokerConfig {
+        max_packet: MAX,
+        max_subscriptions: 4,
+        ..BrokerConfig::default()
+    };
+    let broker = Arc::new(Broker::new(config, Arc::default()));
+    let (mut session, mut inbox) = Session::new(broker);
+    let mut granted = Vec::new();
+    let mut closed = false;
+    for part in data.chunks(chunk) {
+        match session.receive(part) {
+            Ok(g) => granted.extend(g.into_iter().map(|f| f.as_str().to_owned())),
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+    }
+    let answers = std::iter::from_fn(|| inbox.try_recv().map(|b| b.to_vec())).collect();
+    (answers, granted, closed)
+}
