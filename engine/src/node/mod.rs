@@ -47,6 +47,7 @@ mod prepare;
 mod prune;
 mod recent;
 mod signatures;
+mod snapshot;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};
@@ -58,6 +59,7 @@ pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
 pub use prune::{PruneError, PruneTarget, PruningConfig, PRUNING_MARGIN, PRUNING_MIN_STEP};
 use recent::RecentConfirmations;
 pub use recent::{ConfirmedMilestone, RECENT_CONFIRMATIONS};
+pub use snapshot::{SnapshotCreateError, SnapshotWritten};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]
