@@ -129,6 +129,7 @@ impl Engine {
             opened: OnceLock::new(),
             checkpointer: Checkpointer::default(),
             pruning: prune::Pruning::new(0, config.pruning.clone()),
+            snapshots: snapshot_auto::Snapshots::new(config.snapshots.clone()),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,

@@ -18,7 +18,7 @@ use super::*;
 
 /// Solid entry point check threshold: below max depth + 5 (Hornet
 /// `components/snapshot/component.go`, docs/snapshots-pruning.md §2.1).
-const SEP_THRESHOLD: u32 = 20;
+pub(super) const SEP_THRESHOLD: u32 = 20;
 /// Diffs a full file holds below its target (Hornet's `AdditionalMilestoneDiffRange` less
 /// the excluded end, docs/snapshots-pruning.md §1.7).
 const EXTRA_DIFFS_BELOW_TARGET: u32 = 29;
@@ -74,6 +74,41 @@ pub enum SnapshotCreateError {
     Failed(String),
 }
 
+/// Automatic snapshots (docs/snapshots-pruning.md §2.1-2.2) and where files go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotConfig {
+    /// Milestones between automatic snapshots (0 = off).
+    pub interval: u32,
+    /// The target is this far below the confirmed milestone.
+    pub depth: u32,
+    /// A delta larger than this percentage of the full file is replaced by a new full file
+    /// (0 = always a delta).
+    pub delta_threshold_percentage: u8,
+    /// Where `full_snapshot.bin`, `delta_snapshot.bin` and REST snapshots are written.
+    pub dir: PathBuf,
+}
+
+/// Default of [`SnapshotConfig::depth`] (Hornet's).
+pub const DEFAULT_SNAPSHOT_DEPTH: u32 = 50;
+/// Default of [`SnapshotConfig::delta_threshold_percentage`] (Hornet's).
+pub const DEFAULT_DELTA_THRESHOLD_PERCENTAGE: u8 = 50;
+/// The file automatic full snapshots go to, in [`SnapshotConfig::dir`].
+pub const FULL_SNAPSHOT_FILE: &str = "full_snapshot.bin";
+/// The file automatic delta snapshots go to, in [`SnapshotConfig::dir`].
+pub const DELTA_SNAPSHOT_FILE: &str = "delta_snapshot.bin";
+
+impl SnapshotConfig {
+    /// Off, with Hornet's defaults, files in `data_dir/snapshots`.
+    pub fn off(data_dir: &Path) -> Self {
+        Self {
+            interval: 0,
+            depth: DEFAULT_SNAPSHOT_DEPTH,
+            delta_threshold_percentage: DEFAULT_DELTA_THRESHOLD_PERCENTAGE,
+            dir: data_dir.join("snapshots"),
+        }
+    }
+}
+
 /// A full snapshot written: its target and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotWritten {
@@ -91,7 +126,7 @@ struct FullContent {
     seps: Vec<[u8; 32]>,
 }
 
-fn failed(what: impl std::fmt::Display) -> SnapshotCreateError {
+pub(super) fn failed(what: impl std::fmt::Display) -> SnapshotCreateError {
     SnapshotCreateError::Failed(what.to_string())
 }
 
@@ -238,7 +273,11 @@ impl Engine {
 
     /// Milestone `index`'s diff as a file holds it: its payload from the milestone block in
     /// the log, created and consumed outputs sorted by output id.
-    fn file_diff(&self, st: &State, index: u32) -> Result<FileDiff, SnapshotCreateError> {
+    pub(super) fn file_diff(
+        &self,
+        st: &State,
+        index: u32,
+    ) -> Result<FileDiff, SnapshotCreateError> {
         let entry = st
             .journal
             .read_entry(index)
@@ -301,7 +340,7 @@ impl Engine {
     /// milestones `target` + 1 ..= `cmi`, walked from each milestone's payload parents, and
     /// their parents read from the log. Blocks the node does not hold (a start's entry
     /// points) are skipped, as Hornet skips missing children. Sorted.
-    fn solid_entry_points(
+    pub(super) fn solid_entry_points(
         st: &State,
         log: &Log,
         target: u32,

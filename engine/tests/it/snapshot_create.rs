@@ -188,3 +188,50 @@ fn a_target_outside_the_window_is_refused_with_the_window() {
     assert_eq!(engine.prune(PruneTarget::Index(8)), Ok(8));
     assert_eq!(engine.snapshot_window(), (38, 35));
 }
+
+#[test]
+fn automatic_snapshots_write_a_full_file_then_a_delta_that_chains_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = dev_net::config(dir.path(), 1);
+    config.snapshots.interval = 10;
+    config.snapshots.depth = 3; // raised to below max depth + 5 = 20
+    let snapshots = config.snapshots.dir.clone();
+    let engine = Engine::open(config.clone()).unwrap();
+    assert_eq!(engine.snapshot_depth(), 20);
+    let ids = build(&engine, 55);
+    // CMI 50: the first target (30) inside the window, a full file.
+    let full = snapshots.join(ledger_engine::FULL_SNAPSHOT_FILE);
+    let delta = snapshots.join(ledger_engine::DELTA_SNAPSHOT_FILE);
+    assert_eq!(engine.snapshot_index(), 30);
+    assert!(!delta.exists());
+    let loaded = snapshot::load(&full, None, None).unwrap();
+    assert_eq!(loaded.ledger_index, 30);
+    // Pruning keeps what the next snapshot needs: at most 30 - 20 - 20.
+    assert_eq!(engine.pruning_window().1, 0);
+    for _ in 0..5 {
+        engine.issue_milestone().unwrap();
+    }
+    // CMI 60: target 40 as a delta on the full file.
+    assert_eq!(engine.snapshot_index(), 40);
+    let loaded = snapshot::load(&full, Some(&delta), None).unwrap();
+    assert_eq!(loaded.ledger_index, 40);
+    let got: BTreeMap<[u8; 34], SnapshotOutput> = loaded
+        .unspent
+        .iter()
+        .map(|o| (o.output_id, o.clone()))
+        .collect();
+    assert_eq!(got, unspent_at(&engine, &ids, 40));
+    for _ in 0..10 {
+        engine.issue_milestone().unwrap();
+    }
+    // CMI 70: the delta extended to 50.
+    assert_eq!(engine.snapshot_index(), 50);
+    let loaded = snapshot::load(&full, Some(&delta), None).unwrap();
+    assert_eq!(loaded.ledger_index, 50);
+    assert_eq!(loaded.delta_diffs.len(), 20);
+    engine.shutdown().unwrap();
+    drop(engine);
+    // The index is read again from the files.
+    let engine = Engine::open(config).unwrap();
+    assert_eq!(engine.snapshot_index(), 50);
+}
