@@ -326,6 +326,27 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_PRUNING_COOLDOWN", value_name = "SECS")]
     pub pruning_cooldown: Option<u64>,
 
+    /// Milestones between two automatic snapshots (TIP-35 full or delta files in
+    /// --snapshot-dir); 0 = off [default: 0].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_INTERVAL", value_name = "N")]
+    pub snapshot_interval: Option<u32>,
+
+    /// An automatic snapshot's target is this many milestones below the confirmed one; at
+    /// least below-max-depth + 5 (20) [default: 50].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DEPTH", value_name = "N")]
+    pub snapshot_depth: Option<u32>,
+
+    /// A delta snapshot larger than this percentage of the full file (and than 50 MiB) is
+    /// replaced by a new full file; 0 = always a delta [default: 50].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DELTA_THRESHOLD_PERCENTAGE", value_name = "P",
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub snapshot_delta_threshold_percentage: Option<u8>,
+
+    /// Directory of the automatic snapshot files (full_snapshot.bin, delta_snapshot.bin) and
+    /// of those POST /control/snapshots/create writes [default: DATA_DIR/snapshots].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DIR", value_name = "DIR")]
+    pub snapshot_dir: Option<PathBuf>,
+
     /// Least time between two fsyncs of the block log, in milliseconds (group commit: a
     /// submit is answered after the fsync that covers it; concurrent submits share one).
     /// 0 fsyncs as soon as the previous one ends: lower latency, more fsyncs per second
@@ -500,6 +521,12 @@ impl RunArgs {
                 .pruning_threshold_percentage
                 .or(lower.pruning_threshold_percentage),
             pruning_cooldown: self.pruning_cooldown.or(lower.pruning_cooldown),
+            snapshot_interval: self.snapshot_interval.or(lower.snapshot_interval),
+            snapshot_depth: self.snapshot_depth.or(lower.snapshot_depth),
+            snapshot_delta_threshold_percentage: self
+                .snapshot_delta_threshold_percentage
+                .or(lower.snapshot_delta_threshold_percentage),
+            snapshot_dir: self.snapshot_dir.or(lower.snapshot_dir),
         }
     }
 }
