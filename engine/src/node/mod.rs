@@ -49,6 +49,7 @@ mod recent;
 mod signatures;
 mod snapshot;
 mod snapshot_auto;
+mod snapshot_hash;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};

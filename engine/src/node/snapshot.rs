@@ -223,16 +223,7 @@ impl Engine {
             diff_count: 0,
             sep_count: 0,
         };
-        let mut outputs = Vec::with_capacity(st.ledger.unspent_count());
-        for r in 0..st.ledger.rows() {
-            let Some(row) = u32::try_from(r).ok().and_then(|r| st.ledger.row(r)) else {
-                continue;
-            };
-            if row.spent.is_none() {
-                outputs.push(self.snapshot_output(&row)?);
-            }
-        }
-        outputs.sort_unstable_by(|a, b| a.output_id.cmp(&b.output_id));
+        let outputs = self.unspent_records(&st)?;
         let lowest = target.saturating_sub(EXTRA_DIFFS_BELOW_TARGET);
         let mut diffs = Vec::new();
         for index in (lowest..=cmi).rev() {
@@ -254,7 +245,10 @@ impl Engine {
         self.genesis.milestone_index
     }
 
-    fn snapshot_output(&self, row: &OutputRow) -> Result<SnapshotOutput, SnapshotCreateError> {
+    pub(super) fn snapshot_output(
+        &self,
+        row: &OutputRow,
+    ) -> Result<SnapshotOutput, SnapshotCreateError> {
         let bytes =
             whiteflag::output_bytes(&self.log, &self.genesis.blob, row.loc).ok_or_else(|| {
                 failed(format!(

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ledger_codec::ed25519::SigningKey;
 use ledger_codec::stardust::{Block, Output, Payload};
 use ledger_codec::Codec;
-use ledger_engine::snapshot::{self, FullReader, SnapshotOutput};
-use ledger_engine::{Engine, PruneTarget, SnapshotCreateError};
+use ledger_engine::snapshot::{self, FullReader, SnapHash, SnapshotOutput};
+use ledger_engine::{Engine, Genesis, PruneTarget, SnapshotCreateError};
 use ledger_test_support::blocks;
 
 use crate::dev_net::{self, basic, key, SUPPLY};
@@ -146,6 +146,21 @@ fn a_full_snapshot_reads_back_as_the_ledger_at_its_target() {
         .unwrap()
         .parents;
     assert!(parents.iter().all(|p| loaded.seps.contains(p)));
+
+    // A node started from the file is at ledger index 35 and hashes as the file does.
+    let started = tempfile::tempdir().unwrap();
+    let mut config = dev_net::config(started.path(), 1);
+    config.genesis = Genesis::from_snapshot(&loaded).unwrap();
+    config.coordinator = false;
+    config.coordinator_public_keys = vec![engine.coordinator_public_key().unwrap()];
+    let node = Engine::open(config).unwrap();
+    assert_eq!(node.ledger_index(), 35);
+    let from_file = SnapHash::of(&loaded);
+    assert_eq!(node.ledger_snap_hash().unwrap(), from_file);
+    // ... and differs from the writer's at 60.
+    let writer = engine.ledger_snap_hash().unwrap();
+    assert_eq!(writer.ledger_index, 60);
+    assert_ne!(writer.ledger_state_hash, from_file.ledger_state_hash);
 }
 
 #[test]

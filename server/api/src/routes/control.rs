@@ -140,9 +140,8 @@ pub async fn create_snapshot(
     let engine = Arc::clone(state.engine()?);
     let written = tokio::task::spawn_blocking(move || {
         let dir = engine.snapshot_dir().to_owned();
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            SnapshotCreateError::Failed(format!("{}: {e}", dir.display()))
-        })?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| SnapshotCreateError::Failed(format!("{}: {e}", dir.display())))?;
         engine.create_full_snapshot(index, &dir.join(format!("full_snapshot_{index}.bin")))
     })
     .await
