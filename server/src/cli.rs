@@ -88,11 +88,19 @@ pub struct SnapshotFilesArgs {
 #[derive(Debug, Args)]
 pub struct SnapHashArgs {
     /// The full snapshot file.
-    #[arg(value_name = "FULL_FILE")]
-    pub full: PathBuf,
+    #[arg(value_name = "FULL_FILE", required_unless_present = "data_dir")]
+    pub full: Option<PathBuf>,
     /// A delta snapshot file on top of it.
     #[arg(value_name = "DELTA_FILE")]
     pub delta: Option<PathBuf>,
+    /// Instead of files: the data directory of a stopped node (its ledger at its confirmed
+    /// milestone).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["full", "delta"])]
+    pub data_dir: Option<PathBuf>,
+    /// With --data-dir: the genesis file the node was started with (not needed for the dev
+    /// genesis or a node started from snapshot files).
+    #[arg(long, value_name = "FILE", requires = "data_dir")]
+    pub genesis: Option<PathBuf>,
 }
 
 /// Arguments of `tools salvage`.

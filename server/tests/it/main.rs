@@ -26,6 +26,7 @@ mod metrics;
 mod peering;
 mod pruning;
 mod restart_answers;
+mod snapshot_create;
 mod snapshot_start;
 mod store_integrity;
 mod tools_codec;
