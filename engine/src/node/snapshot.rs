@@ -307,7 +307,7 @@ impl Engine {
                 output: bytes.to_vec(),
             });
         }
-        created.sort_unstable_by(|a, b| a.output_id.cmp(&b.output_id));
+        created.sort_unstable_by_key(|o| o.output_id);
         let mut consumed = Vec::with_capacity(entry.consumed.len());
         for (id, tx) in &entry.consumed {
             let row = st
@@ -319,7 +319,7 @@ impl Engine {
                 spent_by: *tx,
             });
         }
-        consumed.sort_unstable_by(|a, b| a.output.output_id.cmp(&b.output.output_id));
+        consumed.sort_unstable_by_key(|s| s.output.output_id);
         Ok(FileDiff {
             milestone_payload,
             treasury_input: None,

@@ -54,7 +54,7 @@ fn delta_header(path: &Path) -> Option<DeltaHeader> {
     let f = std::fs::File::open(path).ok()?;
     DeltaReader::new(std::io::BufReader::new(f))
         .ok()
-        .map(|r| r.header().clone())
+        .map(|r| *r.header())
 }
 
 /// The newest target among the automatic files in `dir` (0 without any).

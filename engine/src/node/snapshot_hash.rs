@@ -25,7 +25,7 @@ impl Engine {
                 outputs.push(self.snapshot_output(&row)?);
             }
         }
-        outputs.sort_unstable_by(|a, b| a.output_id.cmp(&b.output_id));
+        outputs.sort_unstable_by_key(|o| o.output_id);
         Ok(outputs)
     }
 
