@@ -27,6 +27,7 @@ mod peering;
 mod pruning;
 mod restart_answers;
 mod snapshot_create;
+mod snapshot_join;
 mod snapshot_start;
 mod store_integrity;
 mod tools_codec;
