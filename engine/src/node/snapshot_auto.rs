@@ -9,8 +9,8 @@ use std::sync::atomic::AtomicU32;
 use crate::snapshot::{DeltaHeader, DeltaReader, DeltaWriter, FullReader, SnapshotError};
 
 use super::snapshot::{
-    failed, SnapshotConfig, SnapshotCreateError, DELTA_SNAPSHOT_FILE, FULL_SNAPSHOT_FILE,
-    SEP_THRESHOLD,
+    failed, SnapshotConfig, SnapshotCreateError, SnapshotWritten, DELTA_SNAPSHOT_FILE,
+    FULL_SNAPSHOT_FILE, SEP_THRESHOLD,
 };
 use super::*;
 
@@ -138,13 +138,11 @@ impl Engine {
     fn snapshot_to_files(&self, target: u32) -> Result<&'static str, SnapshotCreateError> {
         let full = self.snapshots.full_path();
         let delta = self.snapshots.delta_path();
-        if self.delta_is_due(&full, &delta) {
-            if let Some(header) = full_header(&full) {
-                if header.target_milestone_index < target {
-                    self.write_delta(&header, &delta, target)?;
-                    return Ok("delta");
-                }
-            }
+        if self.delta_is_due(&full, &delta)
+            && full_header(&full).is_some_and(|h| h.target_milestone_index < target)
+        {
+            self.create_delta_snapshot(target)?;
+            return Ok("delta");
         }
         std::fs::create_dir_all(&self.snapshots.config.dir).map_err(failed)?;
         self.create_full_snapshot(target, &full)?;
@@ -155,6 +153,45 @@ impl Engine {
             Err(e) => return Err(failed(format!("{}: {e}", delta.display()))),
         }
         Ok("full")
+    }
+
+    /// Writes the delta snapshot of `target` to `delta_snapshot.bin` in the snapshot
+    /// directory, chained to `full_snapshot.bin` there (docs/snapshots-pruning.md §2.5): a
+    /// new file with the diffs after the full file's target, or the existing delta on that
+    /// full file extended to `target`. The target must be in [`Engine::snapshot_window`] and
+    /// above the full file's target.
+    ///
+    /// # Errors
+    /// [`SnapshotCreateError`]: busy, a target outside the window (stated), no full file, or
+    /// a failed read or write.
+    pub fn create_delta_snapshot(
+        &self,
+        target: u32,
+    ) -> Result<SnapshotWritten, SnapshotCreateError> {
+        let full_path = self.snapshots.full_path();
+        let full = full_header(&full_path).ok_or_else(|| {
+            failed(format!(
+                "no readable full snapshot file at {} for the delta to continue",
+                full_path.display()
+            ))
+        })?;
+        let (min, max) = self.snapshot_window();
+        let min = min.max(full.target_milestone_index.saturating_add(1));
+        if min > max {
+            return Err(SnapshotCreateError::NotEnoughHistory { min, max });
+        }
+        if target > max {
+            return Err(SnapshotCreateError::TooNew { target, min, max });
+        }
+        if target < min {
+            return Err(SnapshotCreateError::TooOld { target, min, max });
+        }
+        let path = self.snapshots.delta_path();
+        self.write_delta(&full, &path, target)?;
+        Ok(SnapshotWritten {
+            index: target,
+            path,
+        })
     }
 
     /// Hornet's `optimalSnapshotType` (§2.2): true for a delta.

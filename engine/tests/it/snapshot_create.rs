@@ -244,6 +244,25 @@ fn automatic_snapshots_write_a_full_file_then_a_delta_that_chains_to_it() {
     let loaded = snapshot::load(&full, Some(&delta), None).unwrap();
     assert_eq!(loaded.ledger_index, 50);
     assert_eq!(loaded.delta_diffs.len(), 20);
+    // On request: within [full target + 1, CMI - 20], a delta on the same full file.
+    assert_eq!(
+        engine.create_delta_snapshot(51),
+        Err(SnapshotCreateError::TooNew {
+            target: 51,
+            min: 31,
+            max: 50
+        })
+    );
+    assert_eq!(engine.create_delta_snapshot(45).unwrap().path, delta);
+    let loaded = snapshot::load(&full, Some(&delta), None).unwrap();
+    assert_eq!(loaded.ledger_index, 45);
+    let got: BTreeMap<[u8; 34], SnapshotOutput> = loaded
+        .unspent
+        .iter()
+        .map(|o| (o.output_id, o.clone()))
+        .collect();
+    assert_eq!(got, unspent_at(&engine, &ids, 45));
+    engine.create_delta_snapshot(50).unwrap();
     engine.shutdown().unwrap();
     drop(engine);
     // The index is read again from the files.
