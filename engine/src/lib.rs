@@ -84,6 +84,10 @@ pub use node::{
     V3Submitted, DEFAULT_CHECKPOINT_INTERVAL, PRUNING_MARGIN, PRUNING_MIN_STEP,
     RECENT_CONFIRMATIONS,
 };
+pub use node::{
+    SnapshotConfig, SnapshotCreateError, SnapshotWritten, DEFAULT_DELTA_THRESHOLD_PERCENTAGE,
+    DEFAULT_SNAPSHOT_DEPTH, DELTA_SNAPSHOT_FILE, FULL_SNAPSHOT_FILE,
+};
 pub use richlist::RichListError;
 pub use semantic::ConflictReason;
 pub use tangle::{AttachError, BlockId, BlockView, Inclusion, TipScore, TipScoring};

@@ -88,11 +88,19 @@ pub struct SnapshotFilesArgs {
 #[derive(Debug, Args)]
 pub struct SnapHashArgs {
     /// The full snapshot file.
-    #[arg(value_name = "FULL_FILE")]
-    pub full: PathBuf,
+    #[arg(value_name = "FULL_FILE", required_unless_present = "data_dir")]
+    pub full: Option<PathBuf>,
     /// A delta snapshot file on top of it.
     #[arg(value_name = "DELTA_FILE")]
     pub delta: Option<PathBuf>,
+    /// Instead of files: the data directory of a stopped node (its ledger at its confirmed
+    /// milestone).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["full", "delta"])]
+    pub data_dir: Option<PathBuf>,
+    /// With --data-dir: the genesis file the node was started with (not needed for the dev
+    /// genesis or a node started from snapshot files).
+    #[arg(long, value_name = "FILE", requires = "data_dir")]
+    pub genesis: Option<PathBuf>,
 }
 
 /// Arguments of `tools salvage`.
@@ -352,6 +360,27 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_MQTT_CLIENT_QUEUE", value_name = "BYTES")]
     pub mqtt_client_queue: Option<usize>,
 
+    /// Milestones between two automatic snapshots (TIP-35 full or delta files in
+    /// --snapshot-dir); 0 = off [default: 0].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_INTERVAL", value_name = "N")]
+    pub snapshot_interval: Option<u32>,
+
+    /// An automatic snapshot's target is this many milestones below the confirmed one; at
+    /// least below-max-depth + 5 (20) [default: 50].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DEPTH", value_name = "N")]
+    pub snapshot_depth: Option<u32>,
+
+    /// A delta snapshot larger than this percentage of the full file (and than 50 MiB) is
+    /// replaced by a new full file; 0 = always a delta [default: 50].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DELTA_THRESHOLD_PERCENTAGE", value_name = "P",
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub snapshot_delta_threshold_percentage: Option<u8>,
+
+    /// Directory of the automatic snapshot files (full_snapshot.bin, delta_snapshot.bin) and
+    /// of those POST /control/snapshots/create writes [default: DATA_DIR/snapshots].
+    #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DIR", value_name = "DIR")]
+    pub snapshot_dir: Option<PathBuf>,
+
     /// Least time between two fsyncs of the block log, in milliseconds (group commit: a
     /// submit is answered after the fsync that covers it; concurrent submits share one).
     /// 0 fsyncs as soon as the previous one ends: lower latency, more fsyncs per second
@@ -530,6 +559,12 @@ impl RunArgs {
             mqtt_max_clients: self.mqtt_max_clients.or(lower.mqtt_max_clients),
             mqtt_max_subscriptions: self.mqtt_max_subscriptions.or(lower.mqtt_max_subscriptions),
             mqtt_client_queue: self.mqtt_client_queue.or(lower.mqtt_client_queue),
+            snapshot_interval: self.snapshot_interval.or(lower.snapshot_interval),
+            snapshot_depth: self.snapshot_depth.or(lower.snapshot_depth),
+            snapshot_delta_threshold_percentage: self
+                .snapshot_delta_threshold_percentage
+                .or(lower.snapshot_delta_threshold_percentage),
+            snapshot_dir: self.snapshot_dir.or(lower.snapshot_dir),
         }
     }
 }

@@ -106,6 +106,8 @@ pub struct NodeConfig {
     pub pruning: ledger_engine::PruningConfig,
     /// The event API's broker (`None` with `--no-mqtt`).
     pub mqtt: Option<ledger_events::BrokerConfig>,
+    /// Automatic snapshots and the snapshot directory.
+    pub snapshots: ledger_engine::SnapshotConfig,
 }
 
 /// Default of `--pruning-target-size` (Hornet's).
@@ -140,6 +142,21 @@ fn pruning_config(args: &RunArgs) -> Result<ledger_engine::PruningConfig, Config
     })
 }
 
+/// The snapshot settings of `args`, defaults filled in (Hornet's, docs/snapshots-pruning.md
+/// §2.1).
+fn snapshot_config(args: &RunArgs, data_dir: &std::path::Path) -> ledger_engine::SnapshotConfig {
+    let off = ledger_engine::SnapshotConfig::off(data_dir);
+    ledger_engine::SnapshotConfig {
+        interval: args.snapshot_interval.unwrap_or(off.interval),
+        depth: args.snapshot_depth.unwrap_or(off.depth),
+        delta_threshold_percentage: args
+            .snapshot_delta_threshold_percentage
+            .unwrap_or(off.delta_threshold_percentage)
+            .min(100),
+        dir: args.snapshot_dir.clone().unwrap_or(off.dir),
+    }
+}
+
 impl NodeConfig {
     /// Resolves `args` (command line and environment, as parsed by clap) over the config file
     /// they name, over the defaults.
@@ -163,6 +180,11 @@ impl NodeConfig {
     /// Fills in the defaults of merged settings and checks them.
     pub fn from_args(args: RunArgs) -> Result<Self, ConfigError> {
         let pruning = pruning_config(&args)?;
+        let data_dir = args
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let snapshots = snapshot_config(&args, &data_dir);
         let pow_workers = at_least_one("pow-workers", args.pow_workers)?
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let api_body_limit =
@@ -276,9 +298,8 @@ impl NodeConfig {
             mqtt,
             api,
             pruning,
-            data_dir: args
-                .data_dir
-                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+            snapshots,
+            data_dir,
             genesis: args.genesis,
             snapshot_full: args.snapshot_full,
             snapshot_delta: args.snapshot_delta,

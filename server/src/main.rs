@@ -71,9 +71,16 @@ fn main() -> ExitCode {
             args.delta.as_deref(),
             args.json,
         )),
-        Command::Tools(Tool::SnapHash(args)) => {
-            report(snapshot_tools::snap_hash(&args.full, args.delta.as_deref()))
-        }
+        Command::Tools(Tool::SnapHash(args)) => match (&args.data_dir, &args.full) {
+            (Some(dir), _) => report(snapshot_tools::snap_hash_data_dir(
+                dir,
+                args.genesis.as_deref(),
+            )),
+            (None, Some(full)) => report(snapshot_tools::snap_hash(full, args.delta.as_deref())),
+            (None, None) => report(Err(ToolError::Usage(
+                "snap-hash needs FULL_FILE or --data-dir DIR".into(),
+            ))),
+        },
     }
 }
 

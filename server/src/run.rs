@@ -165,6 +165,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.pow_workers = config.pow_workers;
     engine_config.indexer = config.indexer;
     engine_config.pruning = config.pruning.clone();
+    engine_config.snapshots = config.snapshots.clone();
     engine_config.durability = config.log_durability;
     Ok(Engine::open(engine_config)?)
 }

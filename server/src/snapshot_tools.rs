@@ -325,3 +325,31 @@ pub fn snap_hash(full: &Path, delta: Option<&Path>) -> Result<String, ToolError>
     serde_json::to_string_pretty(&SnapHash::of(&snapshot))
         .map_err(|e| ToolError::Invalid(format!("cannot print the hashes as JSON: {e}")))
 }
+
+/// `tools snap-hash --data-dir DIR`: the same object for a stopped node's data, its ledger at
+/// its confirmed milestone (the engine opened without a coordinator, as `run` opens it).
+///
+/// # Errors
+/// The directory cannot be opened as a node's data, or its state cannot be read.
+pub fn snap_hash_data_dir(dir: &Path, genesis: Option<&Path>) -> Result<String, ToolError> {
+    if !dir.is_dir() {
+        return Err(ToolError::Usage(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
+    }
+    let args = crate::cli::RunArgs {
+        data_dir: Some(dir.to_owned()),
+        genesis: genesis.map(Path::to_owned),
+        ..crate::cli::RunArgs::default()
+    };
+    let mut config =
+        crate::config::NodeConfig::from_args(args).map_err(|e| ToolError::Usage(e.to_string()))?;
+    config.coordinator = false;
+    let engine = crate::run::open_engine(&config).map_err(|e| ToolError::Invalid(e.to_string()))?;
+    let hash = engine
+        .ledger_snap_hash()
+        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+    serde_json::to_string_pretty(&hash)
+        .map_err(|e| ToolError::Invalid(format!("cannot print the hashes as JSON: {e}")))
+}

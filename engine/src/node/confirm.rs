@@ -210,6 +210,9 @@ impl Engine {
             }
         }
         if replay == Replay::No {
+            // Snapshots first, then pruning, in series (Hornet, docs/snapshots-pruning.md
+            // §2.2).
+            self.snapshot_automatically();
             self.prune_automatically();
         }
         Ok(true)

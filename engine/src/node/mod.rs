@@ -48,6 +48,9 @@ mod prepare;
 mod prune;
 mod recent;
 mod signatures;
+mod snapshot;
+mod snapshot_auto;
+mod snapshot_hash;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};
@@ -60,6 +63,10 @@ pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
 pub use prune::{PruneError, PruneTarget, PruningConfig, PRUNING_MARGIN, PRUNING_MIN_STEP};
 use recent::RecentConfirmations;
 pub use recent::{RecentConfirmation, RECENT_CONFIRMATIONS};
+pub use snapshot::{
+    SnapshotConfig, SnapshotCreateError, SnapshotWritten, DEFAULT_DELTA_THRESHOLD_PERCENTAGE,
+    DEFAULT_SNAPSHOT_DEPTH, DELTA_SNAPSHOT_FILE, FULL_SNAPSHOT_FILE,
+};
 
 /// How the engine runs.
 #[derive(Debug, Clone)]
@@ -89,6 +96,8 @@ pub struct EngineConfig {
     pub checkpoint_interval: u32,
     /// Automatic pruning (off by default).
     pub pruning: PruningConfig,
+    /// Automatic snapshots (off by default) and the snapshot directory.
+    pub snapshots: SnapshotConfig,
 }
 
 /// Milestones between two checkpoints by default.
@@ -97,8 +106,10 @@ pub const DEFAULT_CHECKPOINT_INTERVAL: u32 = 1;
 impl EngineConfig {
     /// A dev node in `data_dir`: dev genesis, own coordinator.
     pub fn dev(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
         Self {
-            data_dir: data_dir.into(),
+            snapshots: SnapshotConfig::off(&data_dir),
+            data_dir,
             genesis: Genesis::dev(),
             durability: Durability::default(),
             coordinator: true,
@@ -231,6 +242,8 @@ pub struct Engine {
     checkpointer: checkpoint::Checkpointer,
     // The pruning index, its lock and configuration.
     pruning: prune::Pruning,
+    // Automatic snapshots: configuration and the last snapshot index.
+    snapshots: snapshot_auto::Snapshots,
     genesis: Genesis,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,

@@ -131,6 +131,7 @@ impl Engine {
             // A ledger started from a snapshot at T holds nothing at or below T (Hornet sets
             // its pruning index to T on import).
             pruning: prune::Pruning::new(config.genesis.milestone_index, config.pruning.clone()),
+            snapshots: snapshot_auto::Snapshots::new(config.snapshots.clone()),
             genesis: config.genesis.clone(),
             coordinator,
             coordinator_keys,

@@ -166,6 +166,9 @@ impl Engine {
     pub fn pruning_window(&self) -> (u32, u32) {
         let min = self.pruning_index().saturating_add(PRUNING_MIN_STEP);
         let max = self.ledger_index().saturating_sub(PRUNING_MARGIN);
+        // With snapshots on, the next snapshot's history stays (docs/snapshots-pruning.md
+        // §4.2, `MinimumMilestoneIndex`).
+        let max = self.snapshot_pruning_cap().map_or(max, |cap| max.min(cap));
         (min, max)
     }
 

@@ -265,7 +265,10 @@ impl Engine {
         }
         let st = self.read();
         let ledger_index = st.ledger.ledger_index();
-        if m.index <= ledger_index {
+        // The start's own milestone (a start from a snapshot at T): block T is part of
+        // T+1's cone and arrives after the start (docs/snapshots-pruning.md §2.6).
+        let start = m.index == self.genesis.milestone_index && id == self.genesis.milestone_id;
+        if m.index <= ledger_index && !start {
             return Err(InvalidBlock::MilestoneNotNewer {
                 index: m.index,
                 ledger_index,

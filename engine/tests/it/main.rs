@@ -22,6 +22,7 @@ mod semantic_validation;
 mod semantic_vectors;
 mod signature_cache;
 mod snapshot_corrupt;
+mod snapshot_create;
 mod snapshot_fixtures;
 mod snapshot_model;
 mod snapshot_writer;

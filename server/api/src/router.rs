@@ -139,6 +139,14 @@ pub fn endpoints() -> Vec<Endpoint> {
             "/api/core/v2/control/database/prune",
             routes::control::prune,
         ),
+        Endpoint::post(
+            "/api/core/v2/control/snapshots/create",
+            routes::control::create_snapshot,
+        ),
+        Endpoint::post(
+            "/api/core/v2/control/snapshot/create",
+            routes::control::create_snapshot,
+        ),
         Endpoint::get(
             "/api/explorer/v2/ledger/richest-addresses",
             routes::explorer::richest_addresses,

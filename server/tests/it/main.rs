@@ -28,6 +28,8 @@ mod mqtt;
 mod peering;
 mod pruning;
 mod restart_answers;
+mod snapshot_create;
+mod snapshot_join;
 mod snapshot_start;
 mod store_integrity;
 mod tools_codec;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::{extract::State, response::Response};
 use serde::Serialize;
 
-use ledger_engine::{EngineError, PruneError, PruneTarget};
+use ledger_engine::{EngineError, PruneError, PruneTarget, SnapshotCreateError};
 
 use crate::{
     error::ApiError,
@@ -103,4 +103,56 @@ pub async fn prune(
             _ => ApiError::bad_request(e.to_string()),
         })?;
     json_response(&Pruned { index })
+}
+
+/// Body of `POST /api/core/v2/control/snapshots/create` (Hornet's shape).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotRequest {
+    /// Target milestone index of the full file.
+    pub index: Option<u32>,
+}
+
+/// Body of a successful snapshot: its target and the file written.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotCreated {
+    /// Target milestone index.
+    pub index: u32,
+    /// The full snapshot file.
+    pub file_path: String,
+}
+
+/// `POST /api/core/v2/control/snapshots/create` (protected; also the singular
+/// `/control/snapshot/create` of TIP-25): writes the full file
+/// `<snapshot-dir>/full_snapshot_<index>.bin` (docs/snapshots-pruning.md §4.6), 200 with
+/// `{"index","filePath"}`; 400 for a malformed body or a target outside the window (the
+/// message states `[min, max]`); 503 while a prune or snapshot runs.
+pub async fn create_snapshot(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let req: SnapshotRequest = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("invalid request, error: {e}")))?;
+    let index = req
+        .index
+        .ok_or_else(|| ApiError::bad_request("index needs to be specified"))?;
+    let engine = Arc::clone(state.engine()?);
+    let written = tokio::task::spawn_blocking(move || {
+        let dir = engine.snapshot_dir().to_owned();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| SnapshotCreateError::Failed(format!("{}: {e}", dir.display())))?;
+        engine.create_full_snapshot(index, &dir.join(format!("full_snapshot_{index}.bin")))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(|e| match e {
+        SnapshotCreateError::Busy => ApiError::unavailable(e.to_string()),
+        SnapshotCreateError::Failed(_) => ApiError::internal(e),
+        _ => ApiError::bad_request(e.to_string()),
+    })?;
+    json_response(&SnapshotCreated {
+        index: written.index,
+        file_path: written.path.display().to_string(),
+    })
 }
