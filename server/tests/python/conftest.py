@@ -299,3 +299,36 @@ def coordinator_key(node) -> str:
         m = re.search(r"public_key=(0x[0-9a-f]{64})", node.log_path.read_text(errors="replace"))
         return m.group(1) if m else None
     return wait_for("the coordinator's public key in the log", read)
+
+
+def peered_pair(tmp_path_factory, name: str):
+    """Node A (coordinator, a milestone a second) and node B (follows A's coordinator, peered
+    with A): yields (a, b, b's peer id) once, then stops both and checks that they exited
+    cleanly without a panic."""
+    base = tmp_path_factory.mktemp(name)
+    a = start_node(base / "a", base / "a.log", "1")
+    _RUNNING["node"] = a
+    a_addr = first_line(base / "a" / "p2pstore" / "listen.addrs")
+    b = start_node(
+        base / "b",
+        base / "b.log",
+        "0",
+        [
+            "--no-coordinator",
+            "--coordinator-public-keys",
+            coordinator_key(a),
+            "--peer",
+            a_addr,
+            "--peer-alias",
+            "A",
+            "--p2p-reconnect-interval",
+            "1",
+        ],
+    )
+    b_id = first_line(base / "b" / "p2pstore" / "listen.addrs").rsplit("/p2p/", 1)[1]
+    yield a, b, b_id
+    _RUNNING.pop("node", None)
+    for node in (b, a):
+        code, tail = stop_node(node)
+        assert code == 0, f"{node.log_path} exited with {code}; log tail:\n{tail}"
+        assert "panicked" not in node.log_path.read_text(errors="replace")

@@ -24,11 +24,7 @@ import pytest
 from browser import Browser, blank_report, chromium_binary, other_origin_requests
 from conftest import (
     REPO_ROOT,
-    _RUNNING,
-    coordinator_key,
-    first_line,
-    start_node,
-    stop_node,
+    peered_pair,
     wait_for,
 )
 
@@ -96,32 +92,7 @@ def chromium():
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
-    base = tmp_path_factory.mktemp("dashboard")
-    a = start_node(base / "a", base / "a.log", "1")
-    _RUNNING["node"] = a
-    a_addr = first_line(base / "a" / "p2pstore" / "listen.addrs")
-    b = start_node(
-        base / "b",
-        base / "b.log",
-        "0",
-        [
-            "--no-coordinator",
-            "--coordinator-public-keys",
-            coordinator_key(a),
-            "--peer",
-            a_addr,
-            "--peer-alias",
-            "A",
-            "--p2p-reconnect-interval",
-            "1",
-        ],
-    )
-    b_id = first_line(base / "b" / "p2pstore" / "listen.addrs").rsplit("/p2p/", 1)[1]
-    yield a, b, b_id
-    _RUNNING.pop("node", None)
-    for node in (b, a):
-        code, tail = stop_node(node)
-        assert code == 0, f"{node.log_path} exited with {code}; log tail:\n{tail}"
+    yield from peered_pair(tmp_path_factory, "dashboard")
 
 
 def text(browser: Browser, selector: str) -> str:

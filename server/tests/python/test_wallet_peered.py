@@ -14,11 +14,7 @@ from iota_sdk import ClientOptions, MnemonicSecretManager, SendParams, Wallet
 from conftest import (
     COIN_TYPE,
     TEST_MNEMONIC,
-    _RUNNING,
-    coordinator_key,
-    first_line,
-    start_node,
-    stop_node,
+    peered_pair,
     wait_for,
 )
 
@@ -30,32 +26,8 @@ def confirmed(node) -> int:
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
-    base = tmp_path_factory.mktemp("peered")
-    a = start_node(base / "a", base / "a.log", "1")
-    _RUNNING["node"] = a
-    a_addr = first_line(base / "a" / "p2pstore" / "listen.addrs")
-    b = start_node(
-        base / "b",
-        base / "b.log",
-        "0",
-        [
-            "--no-coordinator",
-            "--coordinator-public-keys",
-            coordinator_key(a),
-            "--peer",
-            a_addr,
-            "--peer-alias",
-            "A",
-            "--p2p-reconnect-interval",
-            "1",
-        ],
-    )
-    yield a, b
-    _RUNNING.pop("node", None)
-    for node in (b, a):
-        code, tail = stop_node(node)
-        assert code == 0, f"{node.log_path} exited with {code}; log tail:\n{tail}"
-        assert "panicked" not in node.log_path.read_text(errors="replace")
+    for a, b, _ in peered_pair(tmp_path_factory, "peered"):
+        yield a, b
 
 
 def test_wallet_on_a_follower_sends_through_gossip_and_both_ledgers_agree(pair, tmp_path):
