@@ -39,9 +39,9 @@ use ledger_codec::{
 };
 use libp2p::identity::Keypair;
 use p2p_support::{
-    assert_peer_shape, coordinator_public_key, free_port, gossip_protocol, heartbeat,
-    keypair_of_seed, metric, peer_id_of_seed, raw::RawPeer, seed_of_identity_pem, wait_until,
-    NodeConfig, PeerNode, Role,
+    assert_peer_shape, assert_same, body_of, coordinator_public_key, free_port, gossip_protocol,
+    heartbeat, keypair_of_seed, metric, peer_id_of_seed, raw::RawPeer, seed_of_identity_pem,
+    wait_until, NodeConfig, PeerNode, Role,
 };
 use serde_json::{json, Value};
 use v2_support::{basic_output, dev_key_spend, hex0x, DEV_NETWORK, DEV_SUPPLY, GENESIS_ADDRESS};
@@ -717,36 +717,6 @@ fn flood_keeps_memory_bounded_and_gossip_flowing() {
 // T3 late join.
 
 const OTHER: &str = "0x2222222222222222222222222222222222222222222222222222222222222222";
-
-/// GET `path` on `node`: status 200 and the body bytes.
-#[track_caller]
-fn body_of(node: &PeerNode, path: &str) -> Vec<u8> {
-    let r = node.node().get(path);
-    assert_eq!(
-        r.status,
-        200,
-        "{} GET {path}: {}",
-        node.config.name,
-        String::from_utf8_lossy(&r.body)
-    );
-    r.body
-}
-
-#[track_caller]
-fn assert_same(nodes: &[&PeerNode], path: &str) {
-    let first = body_of(nodes[0], path);
-    for n in &nodes[1..] {
-        let other = body_of(n, path);
-        assert!(
-            other == first,
-            "{path} differs: {} {} vs {} {}",
-            nodes[0].config.name,
-            String::from_utf8_lossy(&first),
-            n.config.name,
-            String::from_utf8_lossy(&other)
-        );
-    }
-}
 
 #[test]
 fn late_joiner_catches_up_to_an_identical_ledger() {

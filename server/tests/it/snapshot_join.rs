@@ -11,35 +11,12 @@ use std::time::Duration;
 
 use common::run_cli;
 use ledger_codec::stardust::{self, Output, Payload};
-use p2p_support::{NodeConfig, PeerNode, Role};
+use p2p_support::{assert_same, NodeConfig, PeerNode, Role};
 use serde_json::{json, Value};
 use v2_support::{basic_output, dev_key_spend, hex0x, DEV_NETWORK, DEV_SUPPLY, GENESIS_ADDRESS};
 
 const COO_SEED: [u8; 32] = [7; 32];
 const OTHER: &str = "0x4444444444444444444444444444444444444444444444444444444444444444";
-
-fn body_of(node: &PeerNode, path: &str) -> Vec<u8> {
-    let r = node.node().get(path);
-    assert_eq!(
-        r.status,
-        200,
-        "{} GET {path}: {}",
-        node.config.name,
-        String::from_utf8_lossy(&r.body)
-    );
-    r.body
-}
-
-#[track_caller]
-fn assert_same(a: &PeerNode, d: &PeerNode, path: &str) {
-    let (x, y) = (body_of(a, path), body_of(d, path));
-    assert!(
-        x == y,
-        "{path} differs: A {} vs D {}",
-        String::from_utf8_lossy(&x),
-        String::from_utf8_lossy(&y)
-    );
-}
 
 fn tail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
@@ -162,8 +139,7 @@ fn a_node_started_from_anothers_snapshots_catches_up_with_the_same_ledger() {
 
     for index in 40..=70 {
         assert_same(
-            &a,
-            &d,
+            &[&a, &d],
             &format!("/api/explorer/v2/ledger/richest-addresses?top=1000&ledgerIndex={index}"),
         );
     }
@@ -182,7 +158,7 @@ fn a_node_started_from_anothers_snapshots_catches_up_with_the_same_ledger() {
             );
             continue;
         }
-        assert_same(&a, &d, &path);
+        assert_same(&[&a, &d], &path);
         compared += 1;
     }
     assert!(compared >= 4, "only {compared} outputs compared");

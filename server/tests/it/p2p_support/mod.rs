@@ -690,3 +690,34 @@ pub fn assert_peer_shape(peer: &Value) {
         "receivedBlocks >= newBlocks + knownBlocks: {peer}"
     );
 }
+
+/// GET `path` on `node`: status 200 and the body bytes.
+#[track_caller]
+pub fn body_of(node: &PeerNode, path: &str) -> Vec<u8> {
+    let r = node.node().get(path);
+    assert_eq!(
+        r.status,
+        200,
+        "{} GET {path}: {}",
+        node.config.name,
+        String::from_utf8_lossy(&r.body)
+    );
+    r.body
+}
+
+/// Asserts that `path` answers 200 with the same bytes on every node of `nodes`.
+#[track_caller]
+pub fn assert_same(nodes: &[&PeerNode], path: &str) {
+    let first = body_of(nodes[0], path);
+    for n in &nodes[1..] {
+        let other = body_of(n, path);
+        assert!(
+            other == first,
+            "{path} differs: {} {} vs {} {}",
+            nodes[0].config.name,
+            String::from_utf8_lossy(&first),
+            n.config.name,
+            String::from_utf8_lossy(&other)
+        );
+    }
+}
