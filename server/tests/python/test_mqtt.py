@@ -47,6 +47,8 @@ class Events:
     def __init__(self) -> None:
         self.queue: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
         self.seen: List[Tuple[str, Any]] = []
+        # Received but not yet returned by `until` (messages of two topics may interleave).
+        self.unclaimed: List[Tuple[str, Any]] = []
 
     def sdk_handler(self, event: Any) -> None:
         """The official client's callback: a str JSON-encoded twice (§3.4). Never raises."""
@@ -65,7 +67,12 @@ class Events:
             self.queue.put(("<handler error>", repr(e)))
 
     def until(self, topic: str, want: Callable[[Any], bool] = lambda _: True) -> Any:
-        """The first payload on `topic` satisfying `want` (earlier ones are kept in `seen`)."""
+        """The first payload on `topic` satisfying `want` not returned before, whether it came
+        before this call (while waiting for another topic) or comes within WAIT_S."""
+        for i, (t, p) in enumerate(self.unclaimed):
+            if t == topic and want(p):
+                del self.unclaimed[i]
+                return p
         deadline = time.monotonic() + WAIT_S
         while True:
             left = deadline - time.monotonic()
@@ -79,6 +86,7 @@ class Events:
             self.seen.append((t, p))
             if t == topic and want(p):
                 return p
+            self.unclaimed.append((t, p))
 
 
 def info(node) -> dict:
