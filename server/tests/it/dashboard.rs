@@ -247,6 +247,14 @@ fn no_dashboard_by_flag_or_environment_leaves_every_route_out() {
             );
         }
         node.get("/api/core/v2/info").assert_json(200);
+        let routes = node.get("/api/routes").assert_json(200);
+        assert!(
+            !routes["routes"]
+                .as_array()
+                .expect("routes")
+                .contains(&serde_json::json!("dashboard/v1")),
+            "{routes}"
+        );
     }
     // And `false` keeps it on.
     let on = TestNode::start_with(
@@ -254,6 +262,14 @@ fn no_dashboard_by_flag_or_environment_leaves_every_route_out() {
         &[("LEDGER_NODE_NO_DASHBOARD", "false")],
     );
     assert_eq!(on.get("/").status, 200);
+    let routes = on.get("/api/routes").assert_json(200);
+    assert!(
+        routes["routes"]
+            .as_array()
+            .expect("routes")
+            .contains(&serde_json::json!("dashboard/v1")),
+        "{routes}"
+    );
 }
 
 #[test]

@@ -24,7 +24,14 @@ pub mod treasury;
 pub mod v3;
 
 /// The API groups this node serves, as listed by `GET /api/routes`.
-pub const ROUTE_GROUPS: &[&str] = &["core/v2", "core/v3", "explorer/v2", "indexer/v1", "mqtt/v1"];
+pub const ROUTE_GROUPS: &[&str] = &[
+    "core/v2",
+    "core/v3",
+    "explorer/v2",
+    "indexer/v1",
+    "mqtt/v1",
+    "dashboard/v1",
+];
 
 /// `GET /health`: 200 with no body when healthy, 503 otherwise.
 pub async fn health(State(state): State<AppState>) -> Result<StatusCode, ApiError> {
@@ -43,7 +50,8 @@ pub struct RoutesResponse {
 }
 
 /// `GET /api/routes`: `{"routes":["core/v2",...]}`, without `indexer/v1` when the indexer is
-/// turned off and without `mqtt/v1` when the event API is.
+/// turned off, without `mqtt/v1` when the event API is, and without `dashboard/v1` when the
+/// dashboard is.
 pub async fn routes(State(state): State<AppState>) -> Json<RoutesResponse> {
     let indexer = state.node.engine().is_some_and(|e| e.has_indexer());
     Json(RoutesResponse {
@@ -51,6 +59,7 @@ pub async fn routes(State(state): State<AppState>) -> Json<RoutesResponse> {
             .iter()
             .filter(|r| indexer || **r != "indexer/v1")
             .filter(|r| state.events.is_some() || **r != "mqtt/v1")
+            .filter(|r| state.dashboard.is_some() || **r != "dashboard/v1")
             .map(|&r| r.to_owned())
             .collect(),
     })
