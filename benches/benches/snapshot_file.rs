@@ -10,6 +10,7 @@
 //! Run: `cargo bench -p ledger-benches --bench snapshot_file` (default N = 100 000 and
 //! 1 000 000; `SNAPSHOT_BENCH_OUTPUTS=100000` for other sizes). It prints one row per N for
 //! BENCHMARKS.md; it is a plain program (no criterion): each step runs once on a fresh file.
+//! `SNAPSHOT_BENCH_KEEP=DIR` keeps each file in DIR.
 
 #![forbid(unsafe_code)]
 
@@ -142,6 +143,12 @@ fn run(n: u64) {
     let hash = SnapHash::of(&loaded);
     let hash_time = started.elapsed();
     assert_eq!(hash.ledger_token_supply, SUPPLY);
+    // `SNAPSHOT_BENCH_KEEP=DIR` keeps the file as DIR/full_<N>.bin (to time a node's start
+    // from it: `ledger-node run --snapshot-full DIR/full_<N>.bin`).
+    if let Ok(dir) = std::env::var("SNAPSHOT_BENCH_KEEP") {
+        let kept = std::path::Path::new(&dir).join(format!("full_{n}.bin"));
+        std::fs::copy(&path, &kept).expect("the file is kept");
+    }
     println!(
         "| {n} | {bytes} B ({:.1} MiB) | {:.0} ms | {:.0} ms | {:.0} ms | {:.0} ms |",
         bytes as f64 / (1024.0 * 1024.0),
