@@ -26,6 +26,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
 
+mod disk;
 mod error;
 mod genesis;
 mod history;
@@ -69,6 +70,7 @@ pub mod internals {
     );
 }
 
+pub use disk::disk_usage;
 pub use error::{
     ConfigError, EngineError, GenesisError, GenesisOutputError, InternalError, InvalidBlock,
     SubmitError, Unavailable,

@@ -172,9 +172,10 @@ impl Engine {
         (min, max)
     }
 
-    /// Bytes the data directory holds (block log and history files).
+    /// Bytes the block log and the history files take on disk.
     pub fn data_size(&self) -> u64 {
-        dir_size(self.log.dir()).saturating_add(dir_size(&self.history_dir))
+        let used = |dir: &Path| crate::disk_usage(dir).unwrap_or(0);
+        used(self.log.dir()).saturating_add(used(&self.history_dir))
     }
 
     /// Prunes to the milestone `target` asks for; returns the new pruning index.
@@ -357,21 +358,6 @@ impl Engine {
             .archived(id)
             .is_none_or(|(a, _)| a.referenced_by <= pruning_index)
     }
-}
-
-/// Bytes of the regular files under `dir`, recursively (0 for what cannot be read).
-fn dir_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_size(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }
 
 #[cfg(test)]
