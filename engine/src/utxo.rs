@@ -381,6 +381,22 @@ impl Ledger {
         gone
     }
 
+    /// The rows booked at or below milestone `index`: once pruning to `index` forgot the rows
+    /// spent at or below it, these are the ledger at `index` (the outputs unspent then).
+    pub fn rows_booked_through(&self, index: u32) -> impl Iterator<Item = u32> + '_ {
+        (0u32..)
+            .zip(&self.booked_index)
+            .filter(move |(_, b)| **b <= index)
+            .map(|(r, _)| r)
+    }
+
+    /// Points row `row` at other bytes (the same output moved to a new ledger base).
+    pub fn relocate(&mut self, row: u32, loc: BytesLoc) {
+        if let Some(l) = self.loc.get_mut(row as usize) {
+            *l = loc;
+        }
+    }
+
     /// Unspent rows owned by `address` (a scan; for tests and tools).
     pub fn unspent_of(&self, address: &AddressBytes) -> Vec<u32> {
         let Some(id) = self.addresses.get(address) else {

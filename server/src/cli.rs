@@ -376,6 +376,12 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u8).range(0..=100))]
     pub snapshot_delta_threshold_percentage: Option<u8>,
 
+    /// Size of new block log segment files, in binary units (64KB to 2GB). Pruning gives disk
+    /// back one whole segment at a time, so smaller segments follow the pruning index more
+    /// closely; existing segments keep their size [default: 64MB].
+    #[arg(long, env = "LEDGER_NODE_LOG_SEGMENT_SIZE", value_name = "SIZE")]
+    pub log_segment_size: Option<String>,
+
     /// Directory of the automatic snapshot files (full_snapshot.bin, delta_snapshot.bin) and
     /// of those POST /control/snapshots/create writes [default: DATA_DIR/snapshots].
     #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DIR", value_name = "DIR")]
@@ -565,6 +571,7 @@ impl RunArgs {
                 .snapshot_delta_threshold_percentage
                 .or(lower.snapshot_delta_threshold_percentage),
             snapshot_dir: self.snapshot_dir.or(lower.snapshot_dir),
+            log_segment_size: self.log_segment_size.or(lower.log_segment_size),
         }
     }
 }

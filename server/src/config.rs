@@ -108,6 +108,24 @@ pub struct NodeConfig {
     pub mqtt: Option<ledger_events::BrokerConfig>,
     /// Automatic snapshots and the snapshot directory.
     pub snapshots: ledger_engine::SnapshotConfig,
+    /// Size of new block log segment files.
+    pub log_segment_size: u32,
+}
+
+/// The size of new log segment files given as `--log-segment-size`, checked.
+fn log_segment_size(args: &RunArgs) -> Result<u32, ConfigError> {
+    let invalid = || ConfigError::Invalid {
+        name: "log-segment-size",
+        reason: "expected a size in binary units from 64KB to 2GB, like 64MB",
+    };
+    let Some(text) = args.log_segment_size.as_deref() else {
+        return Ok(ledger_engine::DEFAULT_LOG_SEGMENT_SIZE);
+    };
+    let bytes = ledger_engine::PruneTarget::parse_size(text).map_err(|_| invalid())?;
+    if !(64 << 10..=2 << 30).contains(&bytes) {
+        return Err(invalid());
+    }
+    u32::try_from(bytes).map_err(|_| invalid())
 }
 
 /// Default of `--pruning-target-size` (Hornet's).
@@ -185,6 +203,7 @@ impl NodeConfig {
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
         let snapshots = snapshot_config(&args, &data_dir);
+        let log_segment_size = log_segment_size(&args)?;
         let pow_workers = at_least_one("pow-workers", args.pow_workers)?
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let api_body_limit =
@@ -299,6 +318,7 @@ impl NodeConfig {
             api,
             pruning,
             snapshots,
+            log_segment_size,
             data_dir,
             genesis: args.genesis,
             snapshot_full: args.snapshot_full,

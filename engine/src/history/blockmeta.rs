@@ -293,6 +293,12 @@ impl BlockMetaFiles {
             else {
                 continue;
             };
+            if segment < log.first_segment() {
+                // Its log segment is retired (a crash came between the two deletions).
+                let path = entry.path();
+                fs::remove_file(&path).map_err(|e| HistoryError::io("removing", &path, e))?;
+                continue;
+            }
             files.insert(segment, MetaFile::open(entry.path(), segment)?);
         }
         let segment_size = log.config().segment_size();
@@ -405,6 +411,21 @@ impl Archive for BlockMetaFiles {
         dst.copy_from_slice(&bytes);
         f.dirty = true;
         Ok(())
+    }
+
+    fn retire_below(&mut self, segment: u32) -> Result<usize, ArchiveError> {
+        let kept = self.files.split_off(&segment);
+        let gone = std::mem::replace(&mut self.files, kept);
+        for f in gone.values() {
+            // The map goes with `gone` below; no slice of it is borrowed (reads borrow
+            // `&self`, and this takes `&mut self`).
+            fs::remove_file(&f.path)
+                .map_err(|e| ArchiveError(format!("removing {}: {e}", f.path.display())))?;
+        }
+        if !gone.is_empty() {
+            fsync_dir(&self.dir).map_err(|e| ArchiveError(e.to_string()))?;
+        }
+        Ok(gone.len())
     }
 
     fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError> {

@@ -205,7 +205,7 @@ impl Journal {
     /// ([`HistoryError::Damaged`], naming the file).
     pub(crate) fn open_upto(
         path: &Path,
-        first_index: u32,
+        from: u32,
         upto: u32,
     ) -> Result<(Self, Vec<JournalEntry>), HistoryError> {
         let damaged = |why: String| HistoryError::Damaged {
@@ -216,10 +216,18 @@ impl Journal {
         let h = bytes
             .get(..HEADER_LEN as usize)
             .ok_or_else(|| damaged("shorter than its header".into()))?;
-        if h != header(first_index) {
-            return Err(damaged(
-                "header (magic, version, first index or checksum) does not match".into(),
-            ));
+        // A journal may start before `from`: its rewrite after a new ledger base
+        // (`Journal::rewrite_from`) did not happen before a crash. Those entries are skipped.
+        let first_index = h
+            .get(12..16)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .filter(|&f| h == header(f))
+            .ok_or_else(|| damaged("header (magic, version or checksum) does not match".into()))?;
+        if first_index > from {
+            return Err(damaged(format!(
+                "starts at milestone {first_index}, but the ledger needs it from {from}"
+            )));
         }
         let mut entries = Vec::new();
         let mut offsets = Vec::new();
@@ -249,7 +257,9 @@ impl Journal {
                     entry.index
                 )));
             }
-            entries.push(entry);
+            if entry.index >= from {
+                entries.push(entry);
+            }
             offsets.push(at as u64);
             at += FRAME_HEADER_LEN + len;
             next += 1;
@@ -275,6 +285,50 @@ impl Journal {
             },
             entries,
         ))
+    }
+
+    /// Replaces the journal by one that starts at milestone `first` (a new ledger base at
+    /// `first` − 1 made the entries before it unneeded): the kept entries are copied to a
+    /// temporary file, fsynced and renamed over the journal. A crash leaves the old journal or
+    /// the new one, both usable ([`Journal::open_upto`] skips entries before the base).
+    ///
+    /// # Errors
+    /// I/O failures; the journal is then unchanged.
+    pub(crate) fn rewrite_from(&mut self, first: u32) -> Result<(), HistoryError> {
+        if first <= self.first_index {
+            return Ok(());
+        }
+        let skip = (first - self.first_index) as usize;
+        let start = self.offsets.get(skip).copied().unwrap_or(self.end);
+        let mut kept = vec![0u8; usize::try_from(self.end - start).unwrap_or(0)];
+        self.file
+            .read_exact_at(&mut kept, start)
+            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let tmp = self.path.with_extension("journal.tmp");
+        {
+            let mut f = File::create(&tmp).map_err(|e| HistoryError::io("creating", &tmp, e))?;
+            f.write_all(&header(first))
+                .and_then(|()| f.write_all(&kept))
+                .and_then(|()| f.sync_all())
+                .map_err(|e| HistoryError::io("writing", &tmp, e))?;
+        }
+        std::fs::rename(&tmp, &self.path).map_err(|e| HistoryError::io("renaming", &tmp, e))?;
+        fsync_dir(dir)?;
+        self.file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| HistoryError::io("opening", &self.path, e))?;
+        let shift = start - HEADER_LEN;
+        self.offsets = self.offsets.split_off(skip.min(self.offsets.len()));
+        for o in &mut self.offsets {
+            *o -= shift;
+        }
+        self.end -= shift;
+        self.first_index = first;
+        self.next_index = self.next_index.max(first);
+        Ok(())
     }
 
     /// Appends the entry of the next milestone (`pwrite`; durable after [`Self::sync`]).
@@ -437,6 +491,38 @@ mod tests {
             Journal::open_upto(&path, 1, 5),
             Err(HistoryError::Damaged { .. })
         ));
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_entries_after_a_new_base_and_an_old_journal_still_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1).unwrap();
+        for i in 1..=6 {
+            j.append(&entry(i)).unwrap();
+        }
+        let old = std::fs::read(&path).unwrap();
+        j.rewrite_from(4).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() < old.len() as u64);
+        assert_eq!(j.read_entry(3).unwrap(), None);
+        assert_eq!(j.read_entry(5).unwrap(), Some(entry(5)));
+        j.append(&entry(7)).unwrap();
+        assert_eq!(j.read_entry(7).unwrap(), Some(entry(7)));
+        drop(j);
+        let (j, got) = Journal::open_upto(&path, 4, 7).unwrap();
+        assert_eq!(got, (4..=7).map(entry).collect::<Vec<_>>());
+        assert_eq!(j.read_entry(6).unwrap(), Some(entry(6)));
+        // A journal that starts after the base is refused, naming both indexes.
+        let err = Journal::open_upto(&path, 2, 7).unwrap_err().to_string();
+        assert!(
+            err.contains("starts at milestone 4") && err.contains("from 2"),
+            "{err}"
+        );
+        // The journal as it was before the rewrite (a crash in between): entries before the
+        // base are skipped.
+        std::fs::write(&path, &old).unwrap();
+        let (_, got) = Journal::open_upto(&path, 4, 6).unwrap();
+        assert_eq!(got, (4..=6).map(entry).collect::<Vec<_>>());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! tangle and a restart opens state instead of rebuilding it (formats in `engine/FORMAT.md`):
 //! - `blockmeta`: the metadata of referenced blocks, one slot per log position, mapped;
 //! - `journal`: per confirmed milestone, what it changed in the ledger (append-only);
+//! - `base`: the ledger at the pruning index, once pruning retired log segments;
 //! - `checkpoint`: the confirmed index a restart starts from, where the log tail begins and
 //!   which blocks were still unreferenced then;
 //! - `inflight`: which appended blocks have not reached the tangle yet, so a checkpoint
@@ -13,11 +14,14 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+mod base;
 mod blockmeta;
 mod checkpoint;
 mod inflight;
 mod journal;
 
+pub(crate) use base::BaseContent;
+pub use base::BaseError;
 pub use blockmeta::BlockMetaFiles;
 pub(crate) use checkpoint::Checkpoint;
 pub(crate) use inflight::InFlight;
@@ -48,6 +52,20 @@ pub enum HistoryError {
         /// What is wrong.
         why: String,
     },
+    /// The ledger base (`base.bin`) failed (boxed: the engine's errors stay small).
+    #[error(transparent)]
+    Base(Box<BaseError>),
+}
+
+impl From<BaseError> for HistoryError {
+    fn from(e: BaseError) -> Self {
+        Self::Base(Box::new(e))
+    }
+}
+
+/// Reading and writing the ledger base (`base.bin`).
+pub(crate) mod ledger_base {
+    pub(crate) use super::base::{read, write};
 }
 
 impl HistoryError {

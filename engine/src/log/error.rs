@@ -47,6 +47,14 @@ pub enum LogError {
         /// The largest body the configured segment size allows.
         max: usize,
     },
+    /// A file of the log failed its checks.
+    #[error("{} is damaged: {why}", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        why: String,
+    },
     /// The log reached its maximum number of segments or records.
     #[error("log is full: {0}")]
     Full(&'static str),

@@ -55,12 +55,14 @@ use segment::{Segment, SegmentTable};
 mod append;
 mod open;
 mod read;
+mod retire;
 mod scrub;
 mod sync;
 mod types;
 
 use open::{corrupted, max_body};
 pub use read::Iter;
+pub use retire::Retired;
 pub use sync::Durable;
 use sync::SyncState;
 use types::pos;
@@ -100,6 +102,8 @@ struct Inner {
     poisoned: AtomicBool,
     /// Reads of sealed-segment frames whose checksum failed (never served).
     corrupt_reads: AtomicU64,
+    /// The first segment that is not retired (`retire.rs`).
+    first: AtomicU32,
     /// See [`Log::max_records_per_segment`].
     max_records_per_segment: u32,
     recovery: Recovery,
@@ -233,13 +237,14 @@ impl Log {
         let w = lock(&inner.writer);
         // Sealed segments may have other sizes than the configured one; sum their files.
         let mut sealed = 0u64;
-        for n in 0..w.segment {
+        let first = inner.first.load(Ordering::Acquire);
+        for n in first..w.segment {
             let size = inner.segment(n).map_or(0, |s| s.bytes().len());
             sealed = sealed.saturating_add(u64::try_from(size).unwrap_or(0));
         }
         LogStats {
             records: self.len(),
-            segments: w.segment.saturating_add(1),
+            segments: w.segment.saturating_add(1).saturating_sub(first),
             used_bytes: sealed.saturating_add(u64::from(w.offset)),
             corrupt_reads: inner.corrupt_reads.load(Ordering::Relaxed),
         }

@@ -101,7 +101,7 @@ struct Listing {
 }
 
 /// Lists the directory, deleting what an interrupted creation left (`*.seg.tmp`,
-/// `*.idx.tmp`), and checks that the segment numbers are contiguous from 0.
+/// `*.idx.tmp`).
 fn list_dir(dir: &Path) -> Result<Listing, LogError> {
     let mut listing = Listing {
         segments: Vec::new(),
@@ -123,12 +123,43 @@ fn list_dir(dir: &Path) -> Result<Listing, LogError> {
     }
     listing.segments.sort_unstable();
     listing.indexes.sort_unstable();
-    for (expected, &n) in listing.segments.iter().enumerate() {
-        if u32::try_from(expected).ok() != Some(n) {
+    Ok(listing)
+}
+
+/// Deletes the files of segments retired below `first` (`retire.rs`) and checks that the
+/// remaining segment numbers are contiguous from `first`.
+fn drop_retired(dir: &Path, listing: &mut Listing, first: u32) -> Result<(), LogError> {
+    let deleted = retire::delete_retired(dir, &listing.segments, first)?;
+    if deleted > 0 {
+        tracing::info!(
+            dir = %dir.display(),
+            segments = deleted,
+            first,
+            "deleted retired segments"
+        );
+    }
+    listing.segments.retain(|&n| n >= first);
+    for &n in listing.indexes.iter().filter(|&&n| n < first) {
+        remove_index(dir, n)?;
+    }
+    listing.indexes.retain(|&n| n >= first);
+    if first > 0 && listing.segments.first() != Some(&first) {
+        return Err(corrupted(
+            first,
+            0,
+            format!(
+                "segment {first} is missing: {} says the segments below it are retired, so it \
+                 must exist",
+                dir.join(retire::RETIRED_FILE).display()
+            ),
+        ));
+    }
+    for (expected, &n) in (first..).zip(&listing.segments) {
+        if expected != n {
             return Err(corrupted(n, 0, format!("segment {expected} is missing")));
         }
     }
-    Ok(listing)
+    Ok(())
 }
 
 /// Deletes the index file of segment `n` (one without a sealed segment to describe).
@@ -171,7 +202,9 @@ impl Log {
         }
         fs::create_dir_all(&dir).map_err(|e| LogError::io("create directory", &dir, e))?;
         let lock = lock_dir(&dir)?;
-        let listing = list_dir(&dir)?;
+        let first = retire::read_first(&dir)?;
+        let mut listing = list_dir(&dir)?;
+        drop_retired(&dir, &mut listing, first)?;
         let numbers = &listing.segments;
         let last = numbers.last().copied();
         // Index files of segments that do not exist (left by deleted segments) could be
@@ -295,7 +328,7 @@ impl Log {
             None => {
                 // Empty directory, or the last segment is sealed: start the next one.
                 let n = last
-                    .map_or(Some(0), |l| l.checked_add(1))
+                    .map_or(Some(first), |l| l.checked_add(1))
                     .ok_or(LogError::Full("too many segments"))?;
                 let seg = Segment::create(&dir, n, config.segment_size)?;
                 segments.install(seg)?;
@@ -311,7 +344,7 @@ impl Log {
                 }
             }
         };
-        recovery.segments = writer.segment.saturating_add(1);
+        recovery.segments = writer.segment.saturating_add(1).saturating_sub(first);
         let index = Index::build(
             &segments,
             writer.segment,
@@ -343,6 +376,7 @@ impl Log {
             done: Condvar::new(),
             poisoned: AtomicBool::new(false),
             corrupt_reads: AtomicU64::new(0),
+            first: AtomicU32::new(first),
             max_records_per_segment: max_records_per_segment(largest_size),
             recovery,
             idx_verified: AtomicU32::new(0),

@@ -33,7 +33,8 @@ impl Log {
             index.segment()
         };
         let key = idx_format::key_of(id.as_bytes());
-        for number in (0..active).rev() {
+        let first = self.first_segment();
+        for number in (first..active).rev() {
             let Some(seg) = segments.get(number) else {
                 continue;
             };
@@ -109,6 +110,9 @@ impl Log {
     /// Ordinals of a segment run from 0 to its record count - 1, below
     /// [`Log::max_records_per_segment`].
     pub fn ordinal(&self, location: Location) -> Option<u32> {
+        if location.segment < self.first_segment() {
+            return None;
+        }
         {
             let index = self.index();
             match location.segment.cmp(&index.segment()) {
@@ -130,6 +134,9 @@ impl Log {
 
     /// The record at `e`, known to start a frame; verified if its segment is sealed.
     pub(super) fn record(&self, e: Entry) -> Option<Record<'_>> {
+        if e.segment < self.first_segment() {
+            return None;
+        }
         let seg = self.inner.segments.get(e.segment)?;
         let parts = if seg.is_sealed() {
             self.verified(seg, e.offset)?
@@ -144,7 +151,7 @@ impl Log {
         let index = self.index();
         Iter {
             log: self,
-            segment: 0,
+            segment: self.first_segment(),
             ordinal: 0,
             end: (index.segment(), index_len(&index)),
             remaining: index.len(),
@@ -155,6 +162,15 @@ impl Log {
     /// The records at or after `from` in append order, as of this call: from the record
     /// starting at `from`, or the first one after it. `from` may be [`Log::end`] (nothing).
     pub fn iter_from(&self, from: Location) -> Iter<'_> {
+        let first = self.first_segment();
+        let from = if from.segment < first {
+            Location {
+                segment: first,
+                offset: 0,
+            }
+        } else {
+            from
+        };
         let index = self.index();
         let end = (index.segment(), index_len(&index));
         let total = index.len();
@@ -170,7 +186,7 @@ impl Log {
             }
         };
         // Header counts (checked against the seals at open): no index needs verifying here.
-        let before: u64 = (0..start.0)
+        let before: u64 = (first..start.0)
             .filter_map(|n| self.inner.segments.get(n)?.installed_index())
             .map(|s| u64::from(s.count()))
             .sum();

@@ -36,6 +36,9 @@ pub fn salvage(from: &Path, into: &Path) -> Result<SalvageReport, LogError> {
         .filter_map(|e| e.ok()?.file_name().to_str().and_then(Segment::parse_name))
         .collect();
     numbers.sort_unstable();
+    // Retired segments hold nothing to keep (their bytes may already read as zeros).
+    let first = super::retire::read_first(from).unwrap_or(0);
+    numbers.retain(|&n| n >= first);
     let target = Log::open(into, LogConfig::default())?;
     let mut report = SalvageReport::default();
     for n in numbers {

@@ -121,7 +121,7 @@ impl Inner {
     pub(super) fn run_scrub(&self, active: u32) {
         // Per thread on Linux: the scrub yields to everything else. Best effort.
         let _ = rustix::process::nice(19);
-        for n in (0..active).rev() {
+        for n in (self.first.load(Ordering::Acquire)..active).rev() {
             if self.scrub_stop.load(Ordering::Acquire) {
                 return;
             }

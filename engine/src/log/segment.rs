@@ -225,7 +225,11 @@ pub(crate) fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
     // written whole under a temporary name, fsynced and renamed before it is mapped, and never
     // written again; a rebuild writes a new file and renames it over the name, which leaves the
     // mapped (old) file untouched. Hence every `&[u8]` handed out of this map stays valid and
-    // unchanged for its lifetime.
+    // unchanged for its lifetime, with one bounded exception: a retired segment (`retire.rs`)
+    // keeps its mapping and its length, but once no lookup can reach it any more and a grace
+    // period has passed (a minute by default, far longer than a request or an event publish
+    // holds a record), its blocks are released with a punched hole, after which its bytes read
+    // as zeros. The mapping stays valid throughout (no page past the file's end, no fault).
     unsafe { Mmap::map(file) }.map_err(|e| LogError::io("mmap", path, e))
 }
 

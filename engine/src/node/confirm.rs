@@ -16,7 +16,7 @@ impl Engine {
                 tangle: &st.tangle,
                 ledger: &st.ledger,
                 log: &self.log,
-                genesis_blob: &self.genesis.blob,
+                genesis_blob: &st.base_blob,
             },
             parents,
             timestamp,

@@ -47,6 +47,7 @@ mod open;
 mod prepare;
 mod prune;
 mod recent;
+mod retire;
 mod signatures;
 mod snapshot;
 mod snapshot_auto;
@@ -98,7 +99,19 @@ pub struct EngineConfig {
     pub pruning: PruningConfig,
     /// Automatic snapshots (off by default) and the snapshot directory.
     pub snapshots: SnapshotConfig,
+    /// Size of new block log segment files: pruning gives disk back a whole segment at a
+    /// time.
+    pub log_segment_size: u32,
+    /// How long a retired log segment stays readable before its disk blocks are released
+    /// (see `Log::retire_below`).
+    pub retire_grace: Duration,
 }
+
+/// Default of [`EngineConfig::log_segment_size`]: 64 MiB.
+pub const DEFAULT_LOG_SEGMENT_SIZE: u32 = 64 << 20;
+/// Default of [`EngineConfig::retire_grace`]: one minute, far longer than a request holds a
+/// block's bytes.
+pub const DEFAULT_RETIRE_GRACE: Duration = Duration::from_secs(60);
 
 /// Milestones between two checkpoints by default.
 pub const DEFAULT_CHECKPOINT_INTERVAL: u32 = 1;
@@ -120,6 +133,8 @@ impl EngineConfig {
             indexer: true,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             pruning: PruningConfig::default(),
+            log_segment_size: DEFAULT_LOG_SEGMENT_SIZE,
+            retire_grace: DEFAULT_RETIRE_GRACE,
         }
     }
 }
@@ -227,6 +242,9 @@ struct State {
     journal: Journal,
     // False once a journal write failed: no checkpoint is written after that.
     journal_ok: bool,
+    // The bytes of the outputs the ledger started from (`BytesLoc::GENESIS`): the genesis's,
+    // or the ledger base's once pruning retired log segments (`retire.rs`).
+    base_blob: Vec<u8>,
 }
 
 /// The node's state and its operations.
@@ -244,6 +262,11 @@ pub struct Engine {
     pruning: prune::Pruning,
     // Automatic snapshots: configuration and the last snapshot index.
     snapshots: snapshot_auto::Snapshots,
+    // How long retired log segments stay readable, and what the last scan for segments to
+    // retire found (`retire.rs`).
+    retire_grace: Duration,
+    retire_scan: retire::RetireScan,
+    // The network's genesis (its output bytes are in `State::base_blob`).
     genesis: Genesis,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,
@@ -458,7 +481,7 @@ impl Engine {
         if row.spent.is_some_and(|s| s.index <= self.pruning_index()) {
             return None;
         }
-        let bytes = whiteflag::output_bytes(&self.log, &self.genesis.blob, row.loc)?.to_vec();
+        let bytes = whiteflag::output_bytes(&self.log, &st.base_blob, row.loc)?.to_vec();
         Some(OutputRead {
             row,
             bytes,

@@ -15,11 +15,29 @@ impl Engine {
         })?;
         let log = Arc::new(Log::open(
             config.data_dir.join("log"),
-            LogConfig::default().with_durability(config.durability),
+            LogConfig::default()
+                .with_durability(config.durability)
+                .with_segment_size(config.log_segment_size),
         )?);
         let history_dir = config.data_dir.join(history::DIR);
-        let (metas, resume, why) =
-            open_history(&history_dir, &log, config.genesis.milestone_index)?;
+        // Once pruning retired log segments, the ledger starts at the base it wrote
+        // (`retire.rs`), not at the genesis.
+        let base = history::ledger_base::read(&history_dir, &config.genesis.params.network_name)
+            .map_err(HistoryError::from)?;
+        if let Some(b) = &base {
+            tracing::info!(
+                ledger_index = b.milestone_index,
+                outputs = b.outputs.len(),
+                "the ledger starts at its base (history/base.bin)"
+            );
+        }
+        let start = base.as_ref().unwrap_or(&config.genesis);
+        let (metas, resume, why) = open_history(
+            &history_dir,
+            &log,
+            config.genesis.milestone_index,
+            start.milestone_index,
+        )?;
         let coordinator = match (config.coordinator, &config.coordinator_key_file) {
             (false, _) => None,
             (true, Some(file)) => Some(read_key(file)?),
@@ -44,7 +62,7 @@ impl Engine {
             }
             .into());
         }
-        let g = &config.genesis;
+        let g = start;
         let scoring = TipScoring {
             below_max_depth: u32::from(g.params.below_max_depth),
             ..TipScoring::default()
@@ -59,7 +77,9 @@ impl Engine {
         let mut richlist = RichList::new(g.milestone_index);
         let mut indexer = Indexer::new(g.milestone_index);
         let mut genesis_outputs = Vec::with_capacity(g.outputs.len());
-        let mut genesis_entries = Vec::with_capacity(g.outputs.len());
+        // The indexer files each output under its booking timestamp (a base's outputs keep
+        // theirs), so its answers are the same after a restart from a base.
+        let mut genesis_entries: BTreeMap<u32, Vec<IndexEntry>> = BTreeMap::new();
         for o in &g.outputs {
             let output = ledger_codec::stardust::Output::decode(g.output_bytes(o))
                 .map_err(GenesisError::Decode)?;
@@ -69,7 +89,10 @@ impl Engine {
                     .credit_genesis(a, output.amount())
                     .map_err(GenesisError::RichList)?;
             }
-            genesis_entries.extend(IndexEntry::of(&o.output_id, &output));
+            genesis_entries
+                .entry(o.booked_timestamp)
+                .or_default()
+                .extend(IndexEntry::of(&o.output_id, &output));
             let booked = NewOutput {
                 output_id: o.output_id,
                 block_id: o.block_id,
@@ -86,12 +109,9 @@ impl Engine {
         ledger
             .book_genesis_as_booked(&genesis_outputs)
             .map_err(GenesisError::Ledger)?;
-        indexer.apply(
-            g.milestone_index,
-            g.milestone_timestamp,
-            &genesis_entries,
-            &[],
-        );
+        for (booked_timestamp, entries) in &genesis_entries {
+            indexer.apply(g.milestone_index, *booked_timestamp, entries, &[]);
+        }
         let indexer = match config.indexer {
             true => Some(
                 IndexerService::start(indexer).map_err(|source| EngineError::Io {
@@ -100,6 +120,14 @@ impl Engine {
                 })?,
             ),
             false => None,
+        };
+        let start_index = g.milestone_index;
+        // The output bytes move into the state (a base's replace them at each retirement);
+        // the engine's genesis keeps the network's identity without them.
+        let mut genesis = config.genesis.clone();
+        let base_blob = match base {
+            Some(b) => b.blob,
+            None => std::mem::take(&mut genesis.blob),
         };
         let key_file = config
             .coordinator_key_file
@@ -118,7 +146,7 @@ impl Engine {
                 // The checkpoint goes first: a crash in between leaves no checkpoint that
                 // names journal entries which are gone.
                 Checkpoint::remove(&checkpoint_path)?;
-                (Journal::create(&journal_path, g.milestone_index + 1)?, None)
+                (Journal::create(&journal_path, start_index + 1)?, None)
             }
         };
         let engine = Self {
@@ -129,10 +157,13 @@ impl Engine {
             opened: OnceLock::new(),
             checkpointer: Checkpointer::default(),
             // A ledger started from a snapshot at T holds nothing at or below T (Hornet sets
-            // its pruning index to T on import).
-            pruning: prune::Pruning::new(config.genesis.milestone_index, config.pruning.clone()),
+            // its pruning index to T on import); one started from its base, nothing at or
+            // below the base.
+            pruning: prune::Pruning::new(start_index, config.pruning.clone()),
             snapshots: snapshot_auto::Snapshots::new(config.snapshots.clone()),
-            genesis: config.genesis.clone(),
+            genesis,
+            retire_grace: config.retire_grace,
+            retire_scan: retire::RetireScan::default(),
             coordinator,
             coordinator_keys,
             threshold,
@@ -150,6 +181,7 @@ impl Engine {
                 unverified: Vec::new(),
                 journal,
                 journal_ok: true,
+                base_blob,
             }),
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
@@ -161,7 +193,7 @@ impl Engine {
             indexer,
         };
         let opened = match resume {
-            Some((checkpoint, entries)) => engine.resume(&checkpoint, entries)?,
+            Some((checkpoint, entries)) => engine.resume(&checkpoint, entries, start_index)?,
             None => {
                 engine.replay()?;
                 Opened::Replay { why }
@@ -228,6 +260,7 @@ impl Engine {
         &self,
         checkpoint: &Checkpoint,
         entries: Vec<JournalEntry>,
+        start_index: u32,
     ) -> Result<Opened, EngineError> {
         let inconsistent = |e: String| EngineError::Inconsistent(e);
         let mut st = self.write();
@@ -239,7 +272,7 @@ impl Engine {
                 .apply_milestone(e.index, e.balance_changes.iter().copied())
                 .map_err(|err| inconsistent(err.to_string()))?;
             if let Some(indexer) = &self.indexer {
-                let indexed = self.index_entries(&e.created)?;
+                let indexed = self.index_entries(&st.base_blob, &e.created)?;
                 let consumed = e.consumed.iter().map(|(id, _)| *id).collect();
                 indexer.apply(e.index, e.timestamp, indexed, consumed);
             }
@@ -252,9 +285,9 @@ impl Engine {
             st.milestone_ids.insert(info.milestone_id, info.index);
             st.milestones.insert(info.index, info);
         }
-        let pruned = checkpoint.pruning_index.max(self.genesis.milestone_index);
+        let pruned = checkpoint.pruning_index.max(start_index);
         self.pruning.index.store(pruned, Ordering::Release);
-        if checkpoint.pruning_index > self.genesis.milestone_index {
+        if checkpoint.pruning_index > start_index {
             Self::forget_through(&mut st, pruned);
         }
         st.referenced = checkpoint.referenced;
@@ -292,16 +325,19 @@ impl Engine {
 
     /// The indexer entries of outputs created by a journaled milestone (their bytes are read
     /// back from the log, like white flag read them).
-    fn index_entries(&self, created: &[NewOutput]) -> Result<Vec<IndexEntry>, EngineError> {
+    fn index_entries(
+        &self,
+        base_blob: &[u8],
+        created: &[NewOutput],
+    ) -> Result<Vec<IndexEntry>, EngineError> {
         let mut out = Vec::with_capacity(created.len());
         for o in created {
-            let bytes =
-                whiteflag::output_bytes(&self.log, &self.genesis.blob, o.loc).ok_or_else(|| {
-                    EngineError::Inconsistent(format!(
-                        "output {} of the journal is not in the log",
-                        ledger_codec::hexstr::to_hex(&o.output_id)
-                    ))
-                })?;
+            let bytes = whiteflag::output_bytes(&self.log, base_blob, o.loc).ok_or_else(|| {
+                EngineError::Inconsistent(format!(
+                    "output {} of the journal is not in the log",
+                    ledger_codec::hexstr::to_hex(&o.output_id)
+                ))
+            })?;
             let output = ledger_codec::stardust::Output::decode(bytes)
                 .map_err(|e| EngineError::Inconsistent(e.to_string()))?;
             out.extend(IndexEntry::of(&o.output_id, &output));
@@ -371,10 +407,13 @@ fn rebuild(why: String) -> String {
 /// Opens the history directory: the block metadata files, and the checkpoint with its journal
 /// entries when both are usable. A damaged or foreign file is logged, naming it, and the
 /// state is then rebuilt from the log (damaged block metadata files are removed first).
+/// `genesis_index` is the network's (a checkpoint names it), `start_index` the index the
+/// ledger starts at (the genesis's, or the ledger base's): the journal is read from the next.
 fn open_history(
     dir: &Path,
     log: &Arc<Log>,
     genesis_index: u32,
+    start_index: u32,
 ) -> Result<(BlockMetaFiles, Resume, String), EngineError> {
     std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
         context: format!("creating {}", dir.display()),
@@ -412,11 +451,15 @@ fn open_history(
         }
         Err(e) => return Ok((metas, None, rebuild(e.to_string()))),
     };
-    match Journal::open_upto(
-        &dir.join(JOURNAL),
-        genesis_index + 1,
-        checkpoint.ledger_index,
-    ) {
+    if checkpoint.ledger_index < start_index {
+        let why = rebuild(format!(
+            "{}: at ledger index {}, before the ledger base at {start_index}",
+            dir.join(CHECKPOINT).display(),
+            checkpoint.ledger_index
+        ));
+        return Ok((metas, None, why));
+    }
+    match Journal::open_upto(&dir.join(JOURNAL), start_index + 1, checkpoint.ledger_index) {
         Ok((journal, entries)) => {
             // A log that lost blocks the checkpoint names (a deleted or older segment) is
             // not resumed from: the replay that follows meets the watermark check.

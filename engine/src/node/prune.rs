@@ -314,10 +314,11 @@ impl Engine {
     fn prune_through(&self, index: u32) -> Result<(), PruneError> {
         let started = Instant::now();
         let before = self.pruning_index();
-        let (milestones, blocks, outputs) = {
+        let (milestone, (milestones, blocks, outputs)) = {
             let mut st = self.write();
+            let milestone = st.milestones.get(&index).copied();
             self.pruning.index.store(index, Ordering::Release);
-            Self::forget_through(&mut st, index)
+            (milestone, Self::forget_through(&mut st, index))
         };
         crate::history::crash_point("prune-before-checkpoint");
         self.checkpoint()
@@ -331,6 +332,10 @@ impl Engine {
             ms = started.elapsed().as_millis(),
             "pruned"
         );
+        // The pruned milestone is known unless the node started above it.
+        if let Some(milestone) = milestone {
+            self.retire_pruned_segments(index, &milestone)?;
+        }
         Ok(())
     }
 

@@ -203,26 +203,7 @@ impl Engine {
             .get(&target)
             .copied()
             .ok_or_else(|| failed(format!("milestone {target} is not known")))?;
-        let params = self.genesis.params.to_bytes().map_err(failed)?;
-        let header = FullHeader {
-            genesis_milestone_index: self.genesis_milestone_index(),
-            target_milestone_index: target,
-            target_milestone_timestamp: target_ms.timestamp,
-            target_milestone_id: target_ms.milestone_id,
-            ledger_milestone_index: cmi,
-            treasury: Treasury {
-                milestone_id: self.genesis.treasury.0,
-                amount: self.genesis.treasury.1,
-            },
-            protocol_parameters: ProtocolParametersOption {
-                activation_index: 0,
-                protocol_version: self.genesis.params.version,
-                params,
-            },
-            output_count: 0,
-            diff_count: 0,
-            sep_count: 0,
-        };
+        let header = self.full_header(&target_ms, cmi)?;
         let outputs = self.unspent_records(&st)?;
         let lowest = target.saturating_sub(EXTRA_DIFFS_BELOW_TARGET);
         let mut diffs = Vec::new();
@@ -238,6 +219,35 @@ impl Engine {
         })
     }
 
+    /// The header of a full file with target milestone `target` and the ledger at
+    /// `ledger_index` (counts patched by the writer).
+    pub(super) fn full_header(
+        &self,
+        target: &MilestoneInfo,
+        ledger_index: u32,
+    ) -> Result<FullHeader, SnapshotCreateError> {
+        let params = self.genesis.params.to_bytes().map_err(failed)?;
+        Ok(FullHeader {
+            genesis_milestone_index: self.genesis_milestone_index(),
+            target_milestone_index: target.index,
+            target_milestone_timestamp: target.timestamp,
+            target_milestone_id: target.milestone_id,
+            ledger_milestone_index: ledger_index,
+            treasury: Treasury {
+                milestone_id: self.genesis.treasury.0,
+                amount: self.genesis.treasury.1,
+            },
+            protocol_parameters: ProtocolParametersOption {
+                activation_index: 0,
+                protocol_version: self.genesis.params.version,
+                params,
+            },
+            output_count: 0,
+            diff_count: 0,
+            sep_count: 0,
+        })
+    }
+
     /// The genesis milestone index a file names: the index before the first milestone
     /// (Hornet's, docs/snapshots-pruning.md §1.2). A node started from a snapshot does not
     /// know the network's, and names its own start.
@@ -247,10 +257,11 @@ impl Engine {
 
     pub(super) fn snapshot_output(
         &self,
+        st: &State,
         row: &OutputRow,
     ) -> Result<SnapshotOutput, SnapshotCreateError> {
         let bytes =
-            whiteflag::output_bytes(&self.log, &self.genesis.blob, row.loc).ok_or_else(|| {
+            whiteflag::output_bytes(&self.log, &st.base_blob, row.loc).ok_or_else(|| {
                 failed(format!(
                     "bytes of output {} not found",
                     hex32(&row.output_id)
@@ -296,7 +307,7 @@ impl Engine {
         let mut created = Vec::with_capacity(entry.created.len());
         for o in &entry.created {
             let bytes =
-                whiteflag::output_bytes(&self.log, &self.genesis.blob, o.loc).ok_or_else(|| {
+                whiteflag::output_bytes(&self.log, &st.base_blob, o.loc).ok_or_else(|| {
                     failed(format!("bytes of output {} not found", hex32(&o.output_id)))
                 })?;
             created.push(SnapshotOutput {
@@ -315,7 +326,7 @@ impl Engine {
                 .get(id)
                 .ok_or_else(|| failed(format!("consumed output {} not kept", hex32(id))))?;
             consumed.push(SnapshotSpent {
-                output: self.snapshot_output(&row)?,
+                output: self.snapshot_output(st, &row)?,
                 spent_by: *tx,
             });
         }

@@ -22,7 +22,7 @@ impl Engine {
                 continue;
             };
             if row.spent.is_none() {
-                outputs.push(self.snapshot_output(&row)?);
+                outputs.push(self.snapshot_output(st, &row)?);
             }
         }
         outputs.sort_unstable_by_key(|o| o.output_id);

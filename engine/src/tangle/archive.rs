@@ -47,6 +47,12 @@ pub trait Archive: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// A handle could not be opened.
     fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError>;
+    /// Drops the metadata of every block stored in a log segment below `segment` (retired
+    /// by pruning). Returns how many files went.
+    ///
+    /// # Errors
+    /// A file could not be deleted.
+    fn retire_below(&mut self, segment: u32) -> Result<usize, ArchiveError>;
 }
 
 /// An [`Archive`] in memory (tests and benchmarks).
@@ -76,5 +82,20 @@ impl Archive for MemoryArchive {
 
     fn take_unsynced(&mut self) -> Result<Vec<(PathBuf, File)>, ArchiveError> {
         Ok(Vec::new())
+    }
+
+    fn retire_below(&mut self, segment: u32) -> Result<usize, ArchiveError> {
+        let below = |record: u64| crate::log::Location::from_u64(record).segment() < segment;
+        let gone: Vec<BlockId> = self
+            .records
+            .iter()
+            .filter(|(_, r)| below(**r))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &gone {
+            self.records.remove(id);
+            self.metas.remove(id);
+        }
+        Ok(0)
     }
 }

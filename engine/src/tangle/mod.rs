@@ -298,6 +298,15 @@ impl Tangle {
         self.archive.take_unsynced()
     }
 
+    /// Drops the archived metadata of blocks stored in log segments below `segment`
+    /// (retired by pruning); see [`Archive::retire_below`].
+    ///
+    /// # Errors
+    /// A file could not be deleted.
+    pub fn retire_archive_below(&mut self, segment: u32) -> Result<usize, ArchiveError> {
+        self.archive.retire_below(segment)
+    }
+
     /// Moves the CMI to `cmi` without confirming anything: the state up to it was loaded
     /// from a checkpoint, its referenced blocks are in the archive.
     pub fn resume_at(&mut self, cmi: u32) {

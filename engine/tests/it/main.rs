@@ -18,6 +18,7 @@ mod ledger_model;
 mod log_crash;
 mod log_model;
 mod pruning;
+mod pruning_disk;
 mod semantic_validation;
 mod semantic_vectors;
 mod signature_cache;

@@ -1,0 +1,187 @@
+//! Giving disk back after pruning (engine/FORMAT.md, "Retired segments"; docs/snapshots-pruning.md
+//! §4: pruning frees disk by dropping whole files, never by rewriting the log).
+//!
+//! After a prune to P, the oldest log segments whose every block is pruned (referenced at or
+//! below P, or unreferenced and dropped) are retired with their block metadata files. The
+//! outputs created by their blocks are still in the ledger, and the journal's early entries
+//! name those blocks, so first the ledger at P becomes the node's ledger base
+//! (`history/base.bin`, a full snapshot file): its bytes replace the log's for those outputs,
+//! in memory and for every later start, and the journal is rewritten to begin after P. The
+//! order makes each crash point safe: base written → journal rewritten → segments retired
+//! (`RETIRED`) → metadata files deleted; a start after any of them opens a consistent state.
+
+use super::*;
+use crate::history::{ledger_base, BaseContent};
+use crate::snapshot::SnapshotOutput;
+
+/// A segment known to hold a block referenced after some index: it stays until the pruning
+/// index reaches that index (saves scanning it again at every prune).
+#[derive(Debug, Default)]
+pub(super) struct RetireScan {
+    blocked: parking_lot::Mutex<Option<(u32, u32)>>,
+}
+
+fn failed(e: impl std::fmt::Display) -> PruneError {
+    PruneError::Failed(e.to_string())
+}
+
+impl Engine {
+    /// After a prune to `index` (the pruning lock held): retires the oldest segments whose
+    /// blocks are all pruned, after moving the ledger's start to a base at `index`.
+    /// `milestone` is milestone `index` (read before the prune forgot it).
+    pub(super) fn retire_pruned_segments(
+        &self,
+        index: u32,
+        milestone: &MilestoneInfo,
+    ) -> Result<(), PruneError> {
+        let first = self.log.first_segment();
+        let keep_from = self.first_kept_segment(index);
+        if keep_from <= first {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let outputs = self.rebase(index, milestone)?;
+        crate::history::crash_point("retire-before-marker");
+        let retired = self
+            .log
+            .retire_below(keep_from, self.retire_grace)
+            .map_err(failed)?;
+        let metas = self
+            .write()
+            .tangle
+            .retire_archive_below(keep_from)
+            .map_err(failed)?;
+        tracing::info!(
+            pruning_index = index,
+            segments = retired.segments,
+            records = retired.records,
+            bytes = retired.bytes,
+            metadata_files = metas,
+            base_outputs = outputs,
+            ms = started.elapsed().as_millis(),
+            "retired pruned log segments (disk released after the grace period)"
+        );
+        Ok(())
+    }
+
+    /// The first segment to keep after pruning to `index`: the segments before it hold only
+    /// pruned blocks. Never the active segment, nor one with blocks not yet in the tangle.
+    fn first_kept_segment(&self, index: u32) -> u32 {
+        let tail = Location::from_u64(self.inflight.safe_tail()).segment();
+        let last = self.log.active_segment().min(tail);
+        let mut n = self.log.first_segment();
+        let mut blocked = self.retire_scan.blocked.lock();
+        while n < last {
+            if let Some((segment, until)) = *blocked {
+                if segment == n && index < until {
+                    break;
+                }
+            }
+            match self.referenced_after(n, index) {
+                Some(by) => {
+                    *blocked = Some((n, by));
+                    break;
+                }
+                None => n += 1,
+            }
+        }
+        n
+    }
+
+    /// The first milestone above `index` found referencing a block of `segment`, or
+    /// `u32::MAX` for a block still in the tangle (unreferenced, or referenced too recently
+    /// to have left memory); `None` when every block of the segment is pruned.
+    fn referenced_after(&self, segment: u32, index: u32) -> Option<u32> {
+        let st = self.read();
+        let start = Location::from_u64(u64::from(segment) << 32);
+        for rec in self.log.iter_from(start) {
+            if rec.location().segment() != segment {
+                break;
+            }
+            let LogId::V2(id) = rec.id() else { continue };
+            if st.tangle.get(&id).is_some() {
+                return Some(u32::MAX);
+            }
+            match st.tangle.archived_at(&id, rec.location().to_u64()) {
+                Some(a) if a.referenced_by > index => return Some(a.referenced_by),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Makes the ledger at `index` the node's base: written to `history/base.bin`, its bytes
+    /// swapped in for the outputs it holds, the journal rewritten to start after it. Returns
+    /// the base's output count.
+    fn rebase(&self, index: u32, milestone: &MilestoneInfo) -> Result<usize, PruneError> {
+        let (content, ids) = {
+            let st = self.read();
+            let cmi = st.ledger.ledger_index();
+            let mut outputs = Vec::new();
+            let mut ids = Vec::new();
+            for r in st.ledger.rows_booked_through(index) {
+                let Some(row) = st.ledger.row(r) else {
+                    continue;
+                };
+                let bytes = whiteflag::output_bytes(&self.log, &st.base_blob, row.loc).ok_or_else(
+                    || {
+                        failed(format!(
+                            "the bytes of output {} are not readable",
+                            hex32(&row.output_id)
+                        ))
+                    },
+                )?;
+                outputs.push(SnapshotOutput {
+                    output_id: row.output_id,
+                    block_id: row.block_id,
+                    booked_index: row.booked_index,
+                    booked_timestamp: row.booked_timestamp,
+                    output: bytes.to_vec(),
+                });
+                ids.push(row.output_id);
+            }
+            let mut seps = Self::solid_entry_points(&st, &self.log, index, cmi).map_err(failed)?;
+            if seps.is_empty() {
+                // Nothing referenced after `index` has a parent at or below it (no block
+                // but milestones yet): the milestone itself is where the tangle resumes.
+                seps.push(milestone.block_id);
+            }
+            let header = self.full_header(milestone, index).map_err(failed)?;
+            (
+                BaseContent {
+                    header,
+                    outputs,
+                    seps,
+                },
+                ids,
+            )
+        };
+        ledger_base::write(&self.history_dir, &content).map_err(failed)?;
+        crate::history::crash_point("base-before-journal");
+        let mut blob = Vec::with_capacity(content.outputs.iter().map(|o| o.output.len()).sum());
+        let mut locs = Vec::with_capacity(ids.len());
+        for o in &content.outputs {
+            let offset = u32::try_from(blob.len()).map_err(|_| failed("base over 4 GiB"))?;
+            let len = u32::try_from(o.output.len()).map_err(|_| failed("output over 4 GiB"))?;
+            blob.extend_from_slice(&o.output);
+            locs.push(BytesLoc {
+                record: BytesLoc::GENESIS,
+                offset,
+                len,
+            });
+        }
+        let mut st = self.write();
+        // Rows booked at or below `index` changed at most their spent columns meanwhile
+        // (the pruning lock keeps other prunes out).
+        for (id, loc) in ids.iter().zip(locs) {
+            if let Some(row) = st.ledger.row_of(id) {
+                st.ledger.relocate(row, loc);
+            }
+        }
+        st.base_blob = blob;
+        st.journal
+            .rewrite_from(index.saturating_add(1))
+            .map_err(failed)?;
+        Ok(ids.len())
+    }
+}
