@@ -99,10 +99,11 @@ impl Engine {
             Some(p) => {
                 m.previous_milestone_id.as_array() == &p.milestone_id && m.timestamp > p.timestamp
             }
-            // The first after the genesis or snapshot names its milestone (zero at a genesis).
+            // The first after the genesis, snapshot or ledger base names its milestone (zero
+            // at a genesis).
             None => {
-                m.previous_milestone_id.as_array() == &self.genesis.milestone_id
-                    && m.timestamp > self.genesis.milestone_timestamp
+                m.previous_milestone_id.as_array() == &self.start.milestone_id
+                    && m.timestamp > self.start.timestamp
             }
         };
         if !prev_ok

@@ -11,8 +11,8 @@ impl Engine {
         if tips.is_empty() {
             if let Some(m) = st.milestones.values().next_back() {
                 tips.push(m.block_id);
-            } else if let Some(sep) = self.genesis.solid_entry_points.first() {
-                tips.push(*sep);
+            } else if let Some(sep) = self.start.entry_point {
+                tips.push(sep);
             }
         }
         tips
@@ -56,12 +56,11 @@ impl Engine {
         let (index, timestamp, previous) = {
             let st = self.read();
             let last = st.milestones.values().next_back().copied();
-            let ts =
-                now_secs().max(last.map_or(self.genesis.milestone_timestamp, |l| l.timestamp) + 1);
+            let ts = now_secs().max(last.map_or(self.start.timestamp, |l| l.timestamp) + 1);
             (
                 st.ledger.ledger_index() + 1,
                 ts,
-                last.map_or(self.genesis.milestone_id, |l| l.milestone_id),
+                last.map_or(self.start.milestone_id, |l| l.milestone_id),
             )
         };
         let conf = self.white_flag(&parents, timestamp)?;

@@ -247,6 +247,16 @@ struct State {
     base_blob: Vec<u8>,
 }
 
+/// The milestone a ledger starts from (the genesis, a snapshot's target, or the ledger base):
+/// what the next milestone must name while no later one is known.
+#[derive(Debug, Clone, Copy)]
+struct LedgerStart {
+    milestone_id: [u8; 32],
+    timestamp: u32,
+    // Where blocks attach while nothing newer is known.
+    entry_point: Option<BlockId>,
+}
+
 /// The node's state and its operations.
 pub struct Engine {
     log: Arc<Log>,
@@ -268,6 +278,8 @@ pub struct Engine {
     retire_scan: retire::RetireScan,
     // The network's genesis (its output bytes are in `State::base_blob`).
     genesis: Genesis,
+    // The milestone the ledger started from when opened: the genesis's, or the ledger base's.
+    start: LedgerStart,
     coordinator: Option<SigningKey>,
     coordinator_keys: Vec<[u8; 32]>,
     threshold: usize,

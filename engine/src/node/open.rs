@@ -122,6 +122,11 @@ impl Engine {
             false => None,
         };
         let start_index = g.milestone_index;
+        let ledger_start = LedgerStart {
+            milestone_id: g.milestone_id,
+            timestamp: g.milestone_timestamp,
+            entry_point: g.solid_entry_points.first().copied(),
+        };
         // The output bytes move into the state (a base's replace them at each retirement);
         // the engine's genesis keeps the network's identity without them.
         let mut genesis = config.genesis.clone();
@@ -162,6 +167,7 @@ impl Engine {
             pruning: prune::Pruning::new(start_index, config.pruning.clone()),
             snapshots: snapshot_auto::Snapshots::new(config.snapshots.clone()),
             genesis,
+            start: ledger_start,
             retire_grace: config.retire_grace,
             retire_scan: retire::RetireScan::default(),
             coordinator,

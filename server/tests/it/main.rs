@@ -27,6 +27,7 @@ mod metrics;
 mod mqtt;
 mod peering;
 mod pruning;
+mod pruning_disk;
 mod restart_answers;
 mod snapshot_create;
 mod snapshot_join;
