@@ -20,6 +20,7 @@ soak. Every window (default 10 s) it prints one row:
   ms       milestones confirmed in the window; gap = longest time without a new one (s)
   rss      resident memory of the node (VmRSS, MiB); anon = its anonymous part (RssAnon, MiB,
            the heap: what grows with what the node keeps in memory); fds = open file descriptors
+  disk     what the data directory takes on disk (allocated blocks, MiB)
   blk/s    new blocks per second (from /info metrics); ref/s referenced per second
   tips     tip pool (healthy/semi-lazy/lazy) after the latest milestone (the node's log line)
   p50/p99  probe latency (ms) of POST /blocks (node-filled) and GET /info together
@@ -35,6 +36,8 @@ by status). Python 3.8+, standard library only.
   scripts/soak.py --bin target/release/ledger-node --minutes 10
   scripts/soak.py --bin target/release/ledger-node --minutes 30 --load steady --rate 2000
   scripts/soak.py --bin target/release/ledger-node --minutes 10 --load none   # idle node
+  scripts/soak.py --minutes 30 --load steady --rate 2000 --ref-minute 10 \
+      --node-arg=--pruning-milestones-to-keep --node-arg=100   # pruning: disk and RssAnon flat
 """
 
 from __future__ import annotations
@@ -82,10 +85,11 @@ def http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 3
 class Node:
     """The node process: started on free loopback ports, killed at the end."""
 
-    def __init__(self, binary: str, interval: float, data_dir: str) -> None:
+    def __init__(self, binary: str, interval: float, data_dir: str, extra: List[str]) -> None:
         help_text = subprocess.run([binary, "run", "--help"], capture_output=True, text=True).stdout
+        self.data_dir = data_dir
         args = [binary, "run", "--data-dir", data_dir, "--api-bind", "127.0.0.1:0",
-                "--coordinator-interval", str(interval)]
+                "--coordinator-interval", str(interval)] + extra
         if "--metrics-bind" in help_text:
             args += ["--metrics-bind", f"127.0.0.1:{free_port()}"]
         if "--p2p-bind" in help_text:
@@ -114,6 +118,17 @@ class Node:
                 if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
         return 0.0
+
+    def disk_mib(self) -> float:
+        """What the data directory takes on disk (allocated blocks, MiB)."""
+        total = 0
+        for root, _, files in os.walk(self.data_dir):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_blocks * 512
+                except OSError:
+                    pass
+        return total / (1024 * 1024)
 
     def rss_mib(self) -> float:
         return self.status_mib("VmRSS")
@@ -279,7 +294,10 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=16,
                     help="--load steady: ledger-load connections [16]")
     ap.add_argument("--ref-minute", type=float, default=5.0,
-                    help="RssAnon is compared between this minute and the end [5]")
+                    help="RssAnon and disk use are compared between this minute and the end [5]")
+    ap.add_argument("--node-arg", action="append", default=[],
+                    help="an extra argument for `ledger-node run` (repeatable), e.g. "
+                         "--node-arg=--pruning-milestones-to-keep --node-arg=100")
     args = ap.parse_args()
     if args.rate < 1 or args.connections < 1:
         sys.exit("soak: --rate and --connections must be at least 1")
@@ -288,7 +306,7 @@ def main() -> int:
         sys.exit(f"soak: no ledger-load at {load_bin}; build it (cargo build --release -p ledger-load) or pass --load-bin")
 
     work = tempfile.mkdtemp(prefix="ledger-soak-")
-    node = Node(args.bin, args.interval, os.path.join(work, "data"))
+    node = Node(args.bin, args.interval, os.path.join(work, "data"), args.node_arg)
     watcher, probe = Watcher(node.base), Probe(node.base)
     watcher.start()
     probe.start()
@@ -300,10 +318,11 @@ def main() -> int:
     load_over = args.load == "none"  # no further run to start
     rows = []
     what = f"steady {args.rate}/s over {args.connections} connections" if args.load == "steady" else args.load
-    print(f"# soak: {args.bin}, {args.minutes} min, coordinator {args.interval} s, load {what}, "
-          f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print("| t s | cmi | ms | gap s | rss MiB | anon MiB | fds | blk/s | ref/s | tips h/s/l | p50 ms | p99 ms | err |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print(f"# soak: {args.bin} {' '.join(args.node_arg)}, {args.minutes} min, coordinator "
+          f"{args.interval} s, load {what}, {os.cpu_count()} cores, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print("| t s | cmi | ms | gap s | rss MiB | anon MiB | disk MiB | fds | blk/s | ref/s | tips h/s/l | p50 ms | p99 ms | err |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     blocks = 0.0
     next_row = started + args.window
     last_row = started
@@ -343,10 +362,10 @@ def main() -> int:
             blocks += blk * (now - last_row)
             last_row = now
             row = (now - started, cmi, ms, gap, node.rss_mib(), node.fds(), blk, ref,
-                   node.tips(), p50, p99, err, blocks, node.rss_anon_mib())
+                   node.tips(), p50, p99, err, blocks, node.rss_anon_mib(), node.disk_mib())
             rows.append(row)
-            print("| {:.0f} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} |"
-                  .format(*row[:5], row[13], *row[5:12]), flush=True)
+            print("| {:.0f} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} |"
+                  .format(*row[:5], row[13], row[14], *row[5:12]), flush=True)
         finished = True
     finally:
         watcher.stop = probe.stop = True
@@ -385,6 +404,9 @@ def main() -> int:
         print(f"RssAnon {ref[13]:.1f} MiB at {note} ({ref[0]:.0f} s) -> {last[13]:.1f} MiB at the end "
               f"({last[0]:.0f} s): ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %); "
               f"blocks stored {last[12]:.0f} ({last[12] - ref[12]:.0f} since {ref[0]:.0f} s)")
+        disk_ratio = last[14] / ref[14] if ref[14] > 0 else float("nan")
+        print(f"data directory {ref[14]:.1f} MiB at {note} -> {last[14]:.1f} MiB at the end: "
+              f"ratio {disk_ratio:.3f} ({(disk_ratio - 1) * 100:+.1f} %)")
     for i, r in enumerate(steady_runs, 1):
         if "error" in r:
             print(f"ledger-load run {i}: {r['error']}")
