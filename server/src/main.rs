@@ -35,7 +35,11 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(run::run(config)) {
+            let result = runtime.block_on(run::run(config));
+            // A snapshot still being written on a blocking thread has seen the engine shut
+            // down and gives up (its temporary file removed); the exit does not wait longer.
+            runtime.shutdown_timeout(run::BLOCKING_TASKS_GRACE);
+            match result {
                 Ok(()) => ExitCode::SUCCESS,
                 // Once on stderr (where the log goes too), not twice.
                 Err(e) => {

@@ -36,6 +36,10 @@ use crate::{
     },
 };
 
+/// How long blocking tasks (a snapshot being written, say) may take to end once the node has
+/// shut down, before the process exits anyway.
+pub const BLOCKING_TASKS_GRACE: Duration = Duration::from_secs(5);
+
 /// How long open connections may take to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 

@@ -81,8 +81,10 @@ impl HistoryError {
 /// Ends the process on the spot (no destructor runs, like `kill -9`) when the environment
 /// variable `LEDGER_NODE_CRASH_AT` names this point, as `NAME` (the first time it is reached)
 /// or `NAME@N` (the N-th time): the crash tests stop a node halfway through writing a history
-/// file this way.
+/// file this way. `LEDGER_NODE_PAUSE_AT=NAME:MS` makes every pass of the point wait MS
+/// milliseconds instead (tests of what happens while a prune or snapshot runs).
 pub(crate) fn crash_point(name: &str) {
+    pause_point(name);
     use std::sync::atomic::{AtomicU32, Ordering};
     static AT: std::sync::OnceLock<Option<(String, u32)>> = std::sync::OnceLock::new();
     static REACHED: AtomicU32 = AtomicU32::new(0);
@@ -97,6 +99,21 @@ pub(crate) fn crash_point(name: &str) {
         if point == name && REACHED.fetch_add(1, Ordering::SeqCst) + 1 == *n {
             eprintln!("LEDGER_NODE_CRASH_AT={name}@{n}: stopping here");
             std::process::abort();
+        }
+    }
+}
+
+fn pause_point(name: &str) {
+    static PAUSE: std::sync::OnceLock<Option<(String, u64)>> = std::sync::OnceLock::new();
+    let pause = PAUSE.get_or_init(|| {
+        let v = std::env::var("LEDGER_NODE_PAUSE_AT").ok()?;
+        let (point, ms) = v.split_once(':')?;
+        Some((point.to_owned(), ms.parse().ok()?))
+    });
+    if let Some((point, ms)) = pause {
+        if point == name {
+            eprintln!("LEDGER_NODE_PAUSE_AT={name}:{ms}: waiting");
+            std::thread::sleep(std::time::Duration::from_millis(*ms));
         }
     }
 }

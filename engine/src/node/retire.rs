@@ -92,22 +92,35 @@ impl Engine {
     /// `u32::MAX` for a block still in the tangle (unreferenced, or referenced too recently
     /// to have left memory); `None` when every block of the segment is pruned.
     fn referenced_after(&self, segment: u32, index: u32) -> Option<u32> {
-        let st = self.read();
+        // The state lock is taken per batch: a confirmation waits for one batch at most.
+        const BATCH: usize = 4096;
         let start = Location::from_u64(u64::from(segment) << 32);
-        for rec in self.log.iter_from(start) {
-            if rec.location().segment() != segment {
-                break;
+        let mut records = self
+            .log
+            .iter_from(start)
+            .take_while(|r| r.location().segment() == segment)
+            .filter_map(|r| match r.id() {
+                LogId::V2(id) => Some((id, r.location().to_u64())),
+                LogId::V3(_) => None,
+            });
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            batch.extend(records.by_ref().take(BATCH));
+            if batch.is_empty() {
+                return None;
             }
-            let LogId::V2(id) = rec.id() else { continue };
-            if st.tangle.get(&id).is_some() {
-                return Some(u32::MAX);
-            }
-            match st.tangle.archived_at(&id, rec.location().to_u64()) {
-                Some(a) if a.referenced_by > index => return Some(a.referenced_by),
-                _ => {}
+            let st = self.read();
+            for (id, record) in &batch {
+                if st.tangle.get(id).is_some() {
+                    return Some(u32::MAX);
+                }
+                match st.tangle.archived_at(id, *record) {
+                    Some(a) if a.referenced_by > index => return Some(a.referenced_by),
+                    _ => {}
+                }
             }
         }
-        None
     }
 
     /// Makes the ledger at `index` the node's base: written to `history/base.bin`, its bytes
@@ -140,7 +153,11 @@ impl Engine {
                 });
                 ids.push(row.output_id);
             }
-            let mut seps = Self::solid_entry_points(&st, &self.log, index, cmi).map_err(failed)?;
+            // A child referenced after `index` of a block referenced at or below it is
+            // referenced within below-max-depth of it: the milestones up to `index` + 20 hold
+            // every such child (the snapshot files' rule walks to the confirmed milestone).
+            let last = cmi.min(index.saturating_add(snapshot::SEP_THRESHOLD));
+            let mut seps = Self::solid_entry_points(&st, &self.log, index, last).map_err(failed)?;
             if seps.is_empty() {
                 // Nothing referenced after `index` has a parent at or below it (no block
                 // but milestones yet): the milestone itself is where the tangle resumes.

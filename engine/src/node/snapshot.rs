@@ -178,7 +178,7 @@ impl Engine {
             content.diffs.len(),
             content.seps.len(),
         );
-        let path = write_full(path, &content)?;
+        let path = write_full(path, &content, &self.shutting_down)?;
         tracing::info!(
             target,
             ledger_index = content.header.ledger_milestone_index,
@@ -413,16 +413,37 @@ impl Engine {
     }
 }
 
-/// Writes `content` to `path` through the snapshot writer (temporary file, fsync, rename).
-fn write_full(path: &Path, content: &FullContent) -> Result<PathBuf, SnapshotCreateError> {
+/// Fails once the node is shutting down: a snapshot being written is given up (its temporary
+/// file removed), so that a shutdown never waits for a large file.
+pub(super) fn unless_stopping(stop: &AtomicBool) -> Result<(), SnapshotCreateError> {
+    match stop.load(Ordering::Relaxed) {
+        true => Err(failed(
+            "the node is shutting down: the snapshot was not written",
+        )),
+        false => Ok(()),
+    }
+}
+
+/// Writes `content` to `path` through the snapshot writer (temporary file, fsync, rename),
+/// giving up when `stop` is set.
+fn write_full(
+    path: &Path,
+    content: &FullContent,
+    stop: &AtomicBool,
+) -> Result<PathBuf, SnapshotCreateError> {
     let mut w = FullWriter::create(path, &content.header).map_err(failed)?;
-    for o in &content.outputs {
+    for (i, o) in content.outputs.iter().enumerate() {
+        if i % 4096 == 0 {
+            unless_stopping(stop)?;
+        }
         w.push_output(o).map_err(failed)?;
     }
     crate::history::crash_point("snapshot-outputs-written");
     for d in &content.diffs {
+        unless_stopping(stop)?;
         w.push_diff(d).map_err(failed)?;
     }
+    unless_stopping(stop)?;
     for s in &content.seps {
         w.push_sep(s).map_err(failed)?;
     }

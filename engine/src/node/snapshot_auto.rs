@@ -261,6 +261,7 @@ impl Engine {
         }
         .map_err(|e: SnapshotError| failed(e))?;
         for d in &diffs {
+            snapshot::unless_stopping(&self.shutting_down)?;
             w.push_diff(d).map_err(failed)?;
         }
         for s in &seps {

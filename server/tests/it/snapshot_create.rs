@@ -189,3 +189,92 @@ fn snapshots_file(node: &TestNode, index: u32) -> std::path::PathBuf {
         .join("snapshots")
         .join(format!("full_snapshot_{index}.bin"))
 }
+
+/// Posts a snapshot request for `index` on its own thread; its status when answered.
+fn create_in_background(node: &TestNode, index: u32) -> std::thread::JoinHandle<Option<u16>> {
+    let url = node.url(CREATE);
+    let auth = format!("Bearer {}", node.jwt());
+    std::thread::spawn(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        agent
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("authorization", &auth)
+            .send(format!("{{\"index\":{index}}}"))
+            .map(|r| r.status().as_u16())
+            .ok()
+    })
+}
+
+/// Waits until the node logged its `n`-th pause at the snapshot's pause point.
+fn wait_for_pause(node: &TestNode, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while node
+        .log()
+        .matches("LEDGER_NODE_PAUSE_AT=snapshot-outputs-written")
+        .count()
+        < n
+    {
+        assert!(std::time::Instant::now() < deadline, "{}", node.log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn while_a_snapshot_is_written_prune_and_snapshot_requests_get_503() {
+    // Each snapshot waits 2 s after its outputs are written, holding the prune/snapshot lock.
+    let node = TestNode::start_with(
+        FROZEN,
+        &[("LEDGER_NODE_PAUSE_AT", "snapshot-outputs-written:2000")],
+    );
+    issue_until(&node, 55);
+    let writer = create_in_background(&node, 35);
+    wait_for_pause(&node, 1);
+    let busy = "node is already creating a snapshot or pruning is running";
+    let second = create(&node, CREATE, &json!({"index": 34})).assert_error(503);
+    assert!(second.contains(busy), "{second}");
+    let prune = create(
+        &node,
+        "/api/core/v2/control/database/prune",
+        &json!({"index": 10}),
+    )
+    .assert_error(503);
+    assert!(prune.contains(busy), "{prune}");
+    assert_eq!(writer.join().unwrap(), Some(200));
+    assert!(snapshots_file(&node, 35).exists());
+    // Free again.
+    create(&node, CREATE, &json!({"index": 34})).assert_json(200);
+}
+
+#[test]
+fn a_shutdown_does_not_wait_for_a_snapshot_and_leaves_no_file() {
+    // The snapshot pauses longer than the node waits for open requests (10 s) at shutdown.
+    let mut node = TestNode::start_with(
+        FROZEN,
+        &[("LEDGER_NODE_PAUSE_AT", "snapshot-outputs-written:12000")],
+    );
+    issue_until(&node, 55);
+    let late = create_in_background(&node, 35);
+    wait_for_pause(&node, 1);
+    let stopping = std::time::Instant::now();
+    let status = node.terminate();
+    let took = stopping.elapsed();
+    assert!(status.success(), "{status:?}\n{}", node.log());
+    // Bounded by the request grace (10 s) and the blocking-task grace (5 s); the snapshot
+    // sees the shutdown when its pause ends and gives up.
+    assert!(
+        took < std::time::Duration::from_secs(16),
+        "stopping took {took:?}"
+    );
+    assert_eq!(late.join().unwrap(), None, "the request was not answered");
+    let snapshots = node.data_dir().join("snapshots");
+    let names: Vec<String> = std::fs::read_dir(&snapshots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // Neither the snapshot nor its temporary file.
+    assert!(names.is_empty(), "files after the shutdown: {names:?}");
+}
