@@ -514,7 +514,9 @@ impl Engine {
         if row.spent.is_some_and(|s| s.index <= pruning_index) {
             return None;
         }
-        (row.loc.record != BytesLoc::GENESIS).then_some(row.block_id)
+        // Genesis outputs have no block (a zero id); an output whose bytes moved to the
+        // ledger base keeps its block's id (the block itself is pruned then).
+        (row.block_id != [0; 32]).then_some(row.block_id)
     }
 
     /// The `top` richest addresses at ledger index `at` (current when None).

@@ -84,15 +84,17 @@ fn flow(node: &TestNode, mut done: impl FnMut(u64, u64) -> bool) -> Vec<(String,
     acked
 }
 
-/// Posts a transaction splitting the genesis output; returns the receiver's output id.
-fn transfer(node: &TestNode) -> String {
+/// Posts a transaction splitting the genesis output; returns the receiver's output id, the
+/// transaction id and the block id.
+fn transfer(node: &TestNode) -> (String, String, String) {
     let receiver = format!("0x{}", "22".repeat(32));
     let tx = genesis_split(2_000_000, &receiver);
     let tx_id = hex0x(&tx.id().unwrap());
     let payload = serde_json::to_value(ledger_codec::stardust::Payload::Transaction(tx)).unwrap();
-    node.post_json(BLOCKS, &json!({"protocolVersion": 2, "payload": payload}))
+    let block = node
+        .post_json(BLOCKS, &json!({"protocolVersion": 2, "payload": payload}))
         .created_id();
-    format!("{tx_id}0000")
+    (format!("{tx_id}0000"), tx_id, block)
 }
 
 /// What a frozen node answers about everything it still keeps.
@@ -146,7 +148,7 @@ fn assert_same(before: &[(String, u16, Vec<u8>)], after: &[(String, u16, Vec<u8>
 #[test]
 fn a_pruning_node_gives_disk_back_and_answers_the_same_after_restarts() {
     let node = TestNode::start_with(FLOWING, &[]);
-    let kept_output = transfer(&node);
+    let (kept_output, tx_id, tx_block) = transfer(&node);
     let acked = flow(&node, |_, pruned| pruned >= 200);
     let dir = node.data_dir();
     assert!(dir.join("log/RETIRED").exists(), "{}", node.log());
@@ -163,6 +165,11 @@ fn a_pruning_node_gives_disk_back_and_answers_the_same_after_restarts() {
         .get(&format!("/api/core/v2/outputs/{kept_output}"))
         .assert_json(200);
     assert_eq!(out["metadata"]["isSpent"], json!(false));
+    // Its block is pruned and its segment retired: Hornet's text, naming the block.
+    let gone = node
+        .get(&format!("/api/core/v2/transactions/{tx_id}/included-block"))
+        .assert_error(404);
+    assert_eq!(gone, format!("block not found: {tx_block}"));
 
     let mut node = node;
     node.terminate();
@@ -228,7 +235,7 @@ fn a_crash_at_each_step_of_a_retirement_loses_nothing_retained() {
         "retire-before-marker@2",
     ] {
         let node = TestNode::start_with(FLOWING, &[("LEDGER_NODE_CRASH_AT", point)]);
-        let kept_output = transfer(&node);
+        let (kept_output, _, _) = transfer(&node);
         let acked = flow(&node, |_, _| false);
         assert!(
             node.log()
