@@ -600,3 +600,45 @@ fn one_client_above_the_cap_gets_connack_3_and_the_same_id_replaces_the_old_one(
         "{metrics}"
     );
 }
+
+/// `mqtt-swarm`'s measuring core (ledger-load's `swarm`, run in-process) against the real
+/// node: every created probe reaches every `blocks` subscriber exactly once, address
+/// subscribers stay connected, nobody is dropped.
+#[test]
+fn the_subscriber_swarm_times_every_probe_on_every_blocks_subscriber() {
+    use ledger_load::swarm::{connect_all, measure, plan_for, Role};
+    let node = start(&[]);
+    let url = node.url("");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let report = runtime.block_on(async {
+        let plan = plan_for(&url, None).await.expect("loopback URL");
+        let roles = vec![
+            Role::Blocks,
+            Role::Blocks,
+            Role::Blocks,
+            Role::Address(ed25519_bech32(&[7; 32])),
+            Role::Address(ed25519_bech32(&[8; 32])),
+        ];
+        let subscribers = connect_all(&plan, roles, 60).await.expect("subscribed");
+        measure(
+            &plan,
+            subscribers,
+            60,
+            10,
+            Duration::from_secs(2),
+            Duration::from_secs(1),
+        )
+        .await
+    });
+    assert_eq!((report.subscribers, report.blocks_subscribers), (5, 3));
+    assert!(report.probes_created >= 5, "{report}");
+    assert_eq!(report.probes_created, report.probes_sent, "{report}");
+    assert_eq!(report.expected_deliveries, 3 * report.probes_created);
+    assert_eq!(report.deliveries, report.expected_deliveries, "{report}");
+    assert!(report.messages >= report.deliveries, "{report}");
+    assert_eq!(report.dropped, 0, "{report}");
+}
