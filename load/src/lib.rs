@@ -30,6 +30,7 @@
 pub mod mqtt_client;
 pub mod probe;
 pub mod swarm;
+pub mod swarm_report;
 
 use std::{
     collections::BTreeMap,

@@ -9,15 +9,12 @@
 //! is stored, the 201 after its fsync).
 
 use std::{
-    collections::HashMap,
     sync::Arc,
     time::{Duration, Instant},
 };
 
 use bytes::BytesMut;
 use futures::{SinkExt, StreamExt};
-use hdrhistogram::Histogram;
-use serde::Serialize;
 use tokio::{net::TcpStream, sync::watch};
 use tokio_tungstenite::{
     client_async,
@@ -29,15 +26,15 @@ use crate::{
     mqtt_client::{self, Incoming},
     parse_url,
     probe::{probe_seq, run_probes, Probes},
-    resolve_loopback, BenchError, Latency, Plan, Scenario,
+    resolve_loopback,
+    swarm_report::{report, Seen, SwarmReport},
+    BenchError, Plan, Scenario,
 };
 
 /// How long opening one connection (WebSocket, CONNACK, SUBACK) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connections being opened at once.
 const CONNECTING_AT_ONCE: usize = 32;
-/// Largest latency the histogram holds, in microseconds (larger ones are recorded as this).
-const MAX_LATENCY_US: u64 = 600_000_000;
 
 /// The checked target of a swarm run: `url` must be plain `http://host[:port][/path]` with a
 /// host that resolves to loopback addresses only (as for `ledger-load`); `token` is sent with
@@ -178,17 +175,6 @@ impl Subscriber {
     }
 }
 
-/// What one subscriber saw while measuring.
-#[derive(Debug, Default)]
-struct Seen {
-    /// PUBLISH packets received.
-    messages: u64,
-    /// Probe deliveries: sequence number and time of receipt.
-    probes: Vec<(u64, Instant)>,
-    /// Why the connection ended before the end of the run, if it did.
-    lost: Option<String>,
-}
-
 /// Reads until `stop`, sending PINGREQ every half keep-alive (MQTT 3.1.1 §3.1.2.10).
 async fn listen(mut sub: Subscriber, keep_alive: u16, mut stop: watch::Receiver<bool>) -> Seen {
     let mut seen = Seen::default();
@@ -236,69 +222,6 @@ async fn listen(mut sub: Subscriber, keep_alive: u16, mut stop: watch::Receiver<
                 }
             },
         }
-    }
-}
-
-/// The result of a swarm run.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SwarmReport {
-    /// Connections opened and subscribed.
-    pub subscribers: usize,
-    /// Of them, on `blocks`.
-    pub blocks_subscribers: usize,
-    /// Seconds of probing.
-    pub seconds: f64,
-    /// Probes posted.
-    pub probes_sent: u64,
-    /// Probes answered 201.
-    pub probes_created: u64,
-    /// Created probes times `blocks` subscribers still connected at the end: the deliveries
-    /// expected.
-    pub expected_deliveries: u64,
-    /// Deliveries of created probes to `blocks` subscribers.
-    pub deliveries: u64,
-    /// Of them, received before the probe's 201 (counted as 0 ms).
-    pub before_201: u64,
-    /// Delivery latency from the 201, in milliseconds.
-    pub latency_ms: Latency,
-    /// PUBLISH packets received by all subscribers.
-    pub messages: u64,
-    /// Connections the node closed (or that failed) during the run.
-    pub dropped: u64,
-    /// Why, for the first dropped one.
-    pub first_drop: Option<String>,
-}
-
-impl std::fmt::Display for SwarmReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "subscribers {} ({} on blocks), {:.1} s",
-            self.subscribers, self.blocks_subscribers, self.seconds
-        )?;
-        writeln!(
-            f,
-            "probes      {} posted, {} created",
-            self.probes_sent, self.probes_created
-        )?;
-        writeln!(
-            f,
-            "deliveries  {} of {} expected, {} before the 201",
-            self.deliveries, self.expected_deliveries, self.before_201
-        )?;
-        let l = &self.latency_ms;
-        writeln!(
-            f,
-            "latency     mean {:.3} ms  p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
-            l.mean, l.p50, l.p90, l.p99, l.max
-        )?;
-        writeln!(f, "messages    {}", self.messages)?;
-        write!(f, "dropped     {}", self.dropped)?;
-        if let Some(why) = &self.first_drop {
-            write!(f, " (first: {why})")?;
-        }
-        Ok(())
     }
 }
 
@@ -355,72 +278,4 @@ async fn probe_thread(plan: Plan, rate: u32, until: Instant) -> Probes {
         let _ = tx.send(probes);
     });
     rx.await.unwrap_or_default()
-}
-
-fn report(
-    total: usize,
-    blocks_subscribers: usize,
-    seconds: f64,
-    probes: &Probes,
-    seen: &[(bool, Seen)],
-) -> SwarmReport {
-    let mut hist: Histogram<u64> =
-        Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds");
-    let (mut deliveries, mut before_201, mut messages, mut dropped) = (0, 0, 0, 0);
-    let mut timed_alive = 0u64;
-    let mut first_drop = None;
-    for (timed, s) in seen {
-        messages += s.messages;
-        match &s.lost {
-            Some(why) => {
-                dropped += 1;
-                first_drop.get_or_insert_with(|| why.clone());
-            }
-            None if *timed => timed_alive += 1,
-            None => {}
-        }
-        // A subscriber's deliveries of one probe are counted once (a duplicate would be a
-        // node bug, not a second delivery).
-        let mut once: HashMap<u64, Instant> = HashMap::new();
-        for &(seq, at) in &s.probes {
-            once.entry(seq).or_insert(at);
-        }
-        for (seq, at) in once {
-            let Some(&created) = probes.created.get(&seq) else {
-                continue;
-            };
-            deliveries += 1;
-            let us = match at.checked_duration_since(created) {
-                Some(d) => u64::try_from(d.as_micros()).unwrap_or(u64::MAX),
-                None => {
-                    before_201 += 1;
-                    0
-                }
-            };
-            // The histogram's lowest value is 1 µs: 0 is recorded as its own bucket.
-            hist.saturating_record(us);
-        }
-    }
-    let ms = |us: u64| us as f64 / 1000.0;
-    let probes_created = probes.created.len() as u64;
-    SwarmReport {
-        subscribers: total,
-        blocks_subscribers,
-        seconds,
-        probes_sent: probes.sent,
-        probes_created,
-        expected_deliveries: probes_created * timed_alive,
-        deliveries,
-        before_201,
-        latency_ms: Latency {
-            mean: hist.mean() / 1000.0,
-            p50: ms(hist.value_at_quantile(0.5)),
-            p90: ms(hist.value_at_quantile(0.9)),
-            p99: ms(hist.value_at_quantile(0.99)),
-            max: ms(hist.max()),
-        },
-        messages,
-        dropped,
-        first_drop,
-    }
 }
