@@ -17,8 +17,10 @@ use bytes::BytesMut;
 use futures::{SinkExt, StreamExt};
 use tokio::{net::TcpStream, sync::watch};
 use tokio_tungstenite::{
-    client_async,
-    tungstenite::{client::IntoClientRequest, http::HeaderValue, Message},
+    client_async_with_config,
+    tungstenite::{
+        client::IntoClientRequest, http::HeaderValue, protocol::WebSocketConfig, Message,
+    },
     WebSocketStream,
 };
 
@@ -119,6 +121,17 @@ pub async fn connect_all(
     Ok(subscribers)
 }
 
+/// The client's WebSocket settings: a 16 KiB read buffer instead of tungstenite's 128 KiB,
+/// which it zero-fills up to its capacity before every socket read (tungstenite 0.29
+/// `FrameCodec::read_in`); with a block of a few hundred bytes per read that memset would be
+/// most of a subscriber's work. Larger frames still fit: the buffer grows for them.
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default().read_buffer_size(READ_BUFFER)
+}
+
+/// See [`ws_config`].
+const READ_BUFFER: usize = 16 * 1024;
+
 async fn open(plan: &Plan, id: &str, role: Role, keep_alive: u16) -> Result<Subscriber, String> {
     let stream = TcpStream::connect(plan.addr)
         .await
@@ -129,7 +142,7 @@ async fn open(plan: &Plan, id: &str, role: Role, keep_alive: u16) -> Result<Subs
     request
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", HeaderValue::from_static("mqtt"));
-    let (ws, _) = client_async(request, stream)
+    let (ws, _) = client_async_with_config(request, stream, Some(ws_config()))
         .await
         .map_err(|e| format!("WebSocket handshake: {e}"))?;
     let mut sub = Subscriber {
