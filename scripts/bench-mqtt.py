@@ -1,164 +1,146 @@
 #!/usr/bin/env python3
-"""The event API under load (issue 26's benchmark): submit throughput and node CPU per block at
-a steady rate with no MQTT subscribers, then with SUBSCRIBERS connected (BLOCKS_SUBS of them on
-`blocks`, the rest each on its own `outputs/unlock/address/…` topic), and the delivery latency
-of probe blocks from their 201 to the `blocks` subscribers (p50/p99).
+"""The event API under load (issue 26's benchmark): submit throughput, node CPU per block and
+the delivery latency of probe blocks to `blocks` subscribers, in five phases of one run.
 
-    .venv/bin/python scripts/bench-mqtt.py --bin target/release/ledger-node \\
-        [--subscribers 1000] [--blocks-subscribers 100] [--rate 2000] [--duration 60]
+    python3 scripts/bench-mqtt.py --bin target/release/ledger-node \\
+        [--rate 2000] [--duration 60] [--max-duration 30] [--subscribers 1000] \\
+        [--blocks-subscribers 100] [--probe-rate 20] [--phases abcde] [--json FILE]
 
-Each phase runs a fresh node (coordinator every second, loopback only) and `ledger-load
---scenario submit-binary --rate RATE` (from target/release, else target/debug, beside this
-repository) for DURATION seconds, while a probe thread posts PROBE_RATE JSON blocks per second
-and records when each 201 came. A probe delivered before its 201 (events leave once a block is
-stored, the 201 after its fsync) counts as 0 ms. Needs paho-mqtt (server/tests/python/
-requirements.txt, installed into .venv by scripts/test-all). Prints one line per phase and the
-with/without throughput ratio; run it on a quiet machine.
+Phases, each on a fresh node (`run --no-p2p --coordinator-interval 1`, loopback only):
+(a) no subscribers, (b) BLOCKS_SUBSCRIBERS on `blocks`, (c) SUBSCRIBERS (BLOCKS_SUBSCRIBERS on
+`blocks`, each other one on its own `outputs/unlock/address/...`), all three with `ledger-load
+--scenario submit-binary --rate RATE` for DURATION seconds; then (d) no subscribers and (e)
+BLOCKS_SUBSCRIBERS on `blocks` with `ledger-load` at its maximum rate (no --rate) for
+MAX_DURATION seconds, for the with/without throughput ratio.
+
+The subscribers and the probes are `mqtt-swarm` (load/src/bin/mqtt-swarm.rs), which posts
+PROBE_RATE JSON tagged-data blocks a second in every phase (also with no subscribers, so every
+phase carries the same extra load) and times each probe's delivery from its 201. `ledger-load`
+and `mqtt-swarm` are taken from beside --bin (`cargo build --release -p ledger-server -p
+ledger-load`). Node CPU per block is the node's utime+stime (/proc/PID/stat) over the phase,
+divided by the blocks created (load and probes), with the share of it spent in the kernel; the
+CPU seconds of the node, of `mqtt-swarm` and of `ledger-load` over the phase are printed too.
+Node, load tool and subscribers share the machine: run it on a quiet one and say what else
+ran.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
-from typing import Dict, List
-
-import paho.mqtt.client as mqtt
+from typing import List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodeproc import free_port, parser  # noqa: E402  pylint: disable=wrong-import-position
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from nodeproc import parser  # noqa: E402  pylint: disable=wrong-import-position
 
 
-def load_tool() -> str:
-    for profile in ("release", "debug"):
-        path = os.path.join(ROOT, "target", profile, "ledger-load")
-        if os.path.exists(path):
-            return path
-    raise SystemExit("build ledger-load first: cargo build --release -p ledger-load")
-
-
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> Tuple[float, float]:
+    """The process's user and system CPU seconds (utime, stime of /proc/PID/stat)."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def percentile(values: List[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(p / 100 * len(values)))]
+def tool(binary: str, name: str) -> str:
+    path = os.path.join(os.path.dirname(os.path.abspath(binary)), name)
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} is missing: cargo build --release -p ledger-server -p ledger-load")
+    return path
 
 
-class Subscribers:
-    """`n` paho clients over websockets: `blocks_n` on `blocks`, the rest on one address topic
-    each. Records when each block id reached each `blocks` subscriber."""
-
-    def __init__(self, port: int, n: int, blocks_n: int) -> None:
-        self.arrivals: Dict[str, List[float]] = {}
-        self.lock = threading.Lock()
-        self.clients = []
-        for i in range(n):
-            topic = "blocks" if i < blocks_n else f"outputs/unlock/address/rms1qbench{i:054d}"
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-{i}",
-                            transport="websockets", protocol=mqtt.MQTTv311)
-            c.ws_set_options(path="/api/mqtt/v1")
-            c.user_data_set(topic)
-            c.on_connect = lambda client, topic, *_: client.subscribe(topic, 0)
-            c.on_message = self.on_message
-            c.connect("127.0.0.1", port, keepalive=60)
-            c.loop_start()
-            self.clients.append(c)
-
-    def on_message(self, _client, _userdata, msg) -> None:
-        now = time.monotonic()
-        if msg.topic == "blocks":
-            block_id = "0x" + hashlib.blake2b(msg.payload, digest_size=32).hexdigest()
-            with self.lock:
-                self.arrivals.setdefault(block_id, []).append(now)
-
-    def stop(self) -> None:
-        for c in self.clients:
-            c.loop_stop()
-            c.disconnect()
-
-
-def probe(port: int, rate: float, until: float, sent: Dict[str, float]) -> None:
-    """Posts JSON tagged-data blocks at `rate` per second; records each 201's time by id."""
-    i = 0
-    while time.monotonic() < until:
-        body = json.dumps({"protocolVersion": 2, "payload": {
-            "type": 5, "tag": "0x" + f"probe{i}".encode().hex(), "data": "0x00"}}).encode()
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/core/v2/blocks", data=body,
-                                     headers={"content-type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                block_id = json.loads(r.read())["blockId"]
-                sent[block_id] = time.monotonic()
-        except OSError:
-            pass
-        i += 1
-        time.sleep(1 / rate)
-
-
-def phase(binary: str, subscribers: int, blocks_subs: int, rate: int, duration: int,
-          probe_rate: float) -> dict:
-    port = free_port()
-    with tempfile.TemporaryDirectory() as root:
+def phase(binary: str, name: str, subscribers: int, blocks_subs: int, rate: Optional[int],
+          duration: int, probe_rate: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as root:
         with open(os.path.join(root, "node.log"), "wb") as log:
             node = subprocess.Popen(  # pylint: disable=consider-using-with
-                [binary, "run", "--data-dir", os.path.join(root, "data"),
-                 "--api-bind", f"127.0.0.1:{port}", "--no-metrics", "--coordinator-interval", "1",
-                 "--p2p-bind", f"/ip4/127.0.0.1/tcp/{free_port()}",
+                [binary, "run", "--no-p2p", "--no-metrics", "--data-dir", os.path.join(root, "data"),
+                 "--api-bind", "127.0.0.1:0", "--coordinator-interval", "1",
                  "--mqtt-max-clients", str(max(subscribers, 1))],
                 stdout=subprocess.PIPE, stderr=log)
+        swarm = None
         try:
             assert node.stdout is not None
+            url = ""
             for line in node.stdout:
-                if line.startswith(b"listening on"):
+                if line.startswith(b"listening on "):
+                    url = line.decode().split()[-1]
                     break
-            subs = Subscribers(port, subscribers, blocks_subs) if subscribers else None
-            time.sleep(2 if subscribers else 0)
-            sent: Dict[str, float] = {}
+            if not url:
+                raise SystemExit(f"{name}: the node did not start; see its log")
+            load_avg = os.getloadavg()[0]
+            swarm = subprocess.Popen(  # pylint: disable=consider-using-with
+                [tool(binary, "mqtt-swarm"), "--url", url, "--subscribers", str(subscribers),
+                 "--blocks-subscribers", str(blocks_subs), "--duration", str(duration),
+                 "--probe-rate", str(probe_rate), "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert swarm.stderr is not None
+            for line in swarm.stderr:
+                if "connected" in line:
+                    break
+                sys.stderr.write(line)
             cpu0 = cpu_seconds(node.pid)
-            prober = threading.Thread(target=probe, args=(port, probe_rate, time.monotonic() + duration, sent))
-            prober.start()
-            out = subprocess.run([load_tool(), "--url", f"http://127.0.0.1:{port}", "--scenario",
-                                  "submit-binary", "--rate", str(rate), "--duration", str(duration),
-                                  "--connections", "64", "--json"],
-                                 capture_output=True, text=True, check=True).stdout
-            prober.join()
-            cpu = cpu_seconds(node.pid) - cpu0
-            time.sleep(2)
-            report = json.loads(out)
-            created = report["status"].get("201", 0)
-            latencies = []
-            if subs:
-                with subs.lock:
-                    for block_id, t201 in sent.items():
-                        for t in subs.arrivals.get(block_id, []):
-                            latencies.append(max(0.0, t - t201) * 1000)
-                subs.stop()
-            return {
-                "subscribers": subscribers,
-                "blocks_per_s": created / duration,
-                "cpu_us_per_block": cpu / max(created, 1) * 1e6,
-                "probes": len(sent),
-                "deliveries": len(latencies),
-                "p50_ms": percentile(latencies, 50),
-                "p99_ms": percentile(latencies, 99),
-            }
+            swarm0 = sum(cpu_seconds(swarm.pid))
+            children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            load_cmd = [tool(binary, "ledger-load"), "--url", url, "--scenario", "submit-binary",
+                        "--duration", str(duration), "--connections", "64", "--json"]
+            if rate:
+                load_cmd += ["--rate", str(rate)]
+            load = json.loads(subprocess.run(load_cmd, capture_output=True, text=True,
+                                             check=True).stdout)
+            user1, sys1 = cpu_seconds(node.pid)
+            user, system = user1 - cpu0[0], sys1 - cpu0[1]
+            # The swarm is still listening (its drain); the load tool has been waited for.
+            try:
+                swarm_cpu = sum(cpu_seconds(swarm.pid)) - swarm0
+            except OSError:
+                swarm_cpu = float("nan")
+            children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            load_cpu = (children1.ru_utime + children1.ru_stime
+                        - children0.ru_utime - children0.ru_stime)
+            out, err = swarm.communicate(timeout=120)
+            if swarm.returncode != 0:
+                raise SystemExit(f"{name}: mqtt-swarm failed: {err}")
+            probes = json.loads(out)
         finally:
+            if swarm and swarm.poll() is None:
+                swarm.kill()
             node.terminate()
             node.wait(timeout=60)
+    created = load["status"].get("201", 0)
+    blocks = created + probes["probesCreated"]
+    lat = probes["latencyMs"]
+    return {
+        "phase": name, "subscribers": subscribers, "blocksSubscribers": blocks_subs,
+        "rate": rate, "seconds": load["seconds"], "loadAverage1m": load_avg,
+        "blocksPerS": created / load["seconds"],
+        "cpuUsPerBlock": (user + system) / max(blocks, 1) * 1e6,
+        "systemShare": system / max(user + system, 1e-9),
+        "nodeCpuS": user + system, "swarmCpuS": swarm_cpu, "loadCpuS": load_cpu,
+        "probesCreated": probes["probesCreated"], "deliveries": probes["deliveries"],
+        "expectedDeliveries": probes["expectedDeliveries"], "before201": probes["before201"],
+        "p50Ms": lat["p50"], "p99Ms": lat["p99"], "maxMs": lat["max"],
+        "messages": probes["messages"], "dropped": probes["dropped"],
+    }
+
+
+def row(r: dict) -> str:
+    rate = f"{r['rate']}" if r["rate"] else "max"
+    subs = f"{r['subscribers']} ({r['blocksSubscribers']} on `blocks`)" if r["subscribers"] else "0"
+    latency = (f"{r['p50Ms']:.1f} ms | {r['p99Ms']:.1f} ms | {r['maxMs']:.1f} ms"
+               if r["blocksSubscribers"] else "— | — | —")
+    deliveries = (f"{r['deliveries']} of {r['expectedDeliveries']}"
+                  if r["blocksSubscribers"] else "—")
+    return (f"| {r['phase']} | {rate} | {subs} | {r['blocksPerS']:.0f} | {r['cpuUsPerBlock']:.1f} µs "
+            f"({r['systemShare'] * 100:.0f} % sys) "
+            f"| {deliveries} | {latency} | {r['messages']} | {r['dropped']} "
+            f"| {r['nodeCpuS']:.0f} / {r['swarmCpuS']:.0f} / {r['loadCpuS']:.0f} s "
+            f"| {r['loadAverage1m']:.1f} |")
 
 
 def main() -> None:
@@ -167,15 +149,42 @@ def main() -> None:
     p.add_argument("--blocks-subscribers", type=int, default=100)
     p.add_argument("--rate", type=int, default=2000)
     p.add_argument("--duration", type=int, default=60)
-    p.add_argument("--probe-rate", type=float, default=20)
+    p.add_argument("--max-duration", type=int, default=30)
+    p.add_argument("--probe-rate", type=int, default=20)
+    p.add_argument("--phases", default="abcde",
+                   help="the phases to run, in this order (letters may repeat: 'dede')")
+    p.add_argument("--json", help="also write the phases as JSON to this file")
     a = p.parse_args()
-    base = phase(a.bin, 0, 0, a.rate, a.duration, a.probe_rate)
-    loaded = phase(a.bin, a.subscribers, a.blocks_subscribers, a.rate, a.duration, a.probe_rate)
-    for r in (base, loaded):
-        print(f"{r['subscribers']:>5} subscribers: {r['blocks_per_s']:.0f} blocks/s, "
-              f"{r['cpu_us_per_block']:.1f} us CPU/block, {r['probes']} probes, "
-              f"{r['deliveries']} deliveries, p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms")
-    print(f"throughput with/without subscribers: {loaded['blocks_per_s'] / max(base['blocks_per_s'], 1e-9):.2f}")
+    b = a.blocks_subscribers
+    phases = {"a": (0, 0, a.rate, a.duration), "b": (b, b, a.rate, a.duration),
+              "c": (a.subscribers, b, a.rate, a.duration), "d": (0, 0, None, a.max_duration),
+              "e": (b, b, None, a.max_duration)}
+    if not a.phases or any(name not in phases for name in a.phases):
+        raise SystemExit(f"--phases {a.phases!r}: letters of 'abcde' only")
+    results: List[dict] = []
+    for name in a.phases:
+        subs, blocks_subs, rate, duration = phases[name]
+        r = phase(a.bin, name, subs, blocks_subs, rate, duration, a.probe_rate)
+        print(json.dumps(r), file=sys.stderr, flush=True)
+        results.append(r)
+        time.sleep(2)
+    print("| phase | rate | subscribers | blocks/s | node CPU per block | probe deliveries "
+          "| p50 | p99 | max | messages received | clients dropped | CPU node / swarm / load tool "
+          "| load avg (1 min) at start |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(row(r))
+    by = {r["phase"]: r for r in results}  # the last run of each phase
+    if "d" in by and "e" in by:
+        print(f"\nthroughput at max rate, {b} `blocks` subscribers / none: "
+              f"{by['e']['blocksPerS'] / max(by['d']['blocksPerS'], 1e-9):.2f}")
+    for other in "bc":
+        if "a" in by and other in by:
+            print(f"node CPU per block at {a.rate}/s, ({other})/(a): "
+                  f"{by[other]['cpuUsPerBlock'] / by['a']['cpuUsPerBlock']:.2f}")
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":

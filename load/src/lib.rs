@@ -19,9 +19,18 @@
 //! The crate's second binary, `bare-axum` (`src/bin/bare-axum.rs`), serves the routes of the
 //! scenarios with axum, tokio and hyper alone and fixed answers of the node's size and shape:
 //! the ceiling a node's API is compared with (`scripts/api-ceiling.sh OLD_BIN NEW_BIN`).
+//!
+//! The third, `mqtt-swarm` (`src/bin/mqtt-swarm.rs`, [`swarm`]), is a swarm of MQTT
+//! subscribers on the node's event API that times the delivery of probe blocks
+//! (`scripts/bench-mqtt.py`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
+
+pub mod mqtt_client;
+pub mod probe;
+pub mod swarm;
+pub mod swarm_report;
 
 use std::{
     collections::BTreeMap,

@@ -5,3 +5,4 @@
 #![forbid(unsafe_code)]
 
 mod cli;
+mod swarm_cli;

@@ -371,6 +371,51 @@ fn scrape(node: &TestNode) -> String {
         .expect("body")
 }
 
+/// Blocks the slow-client test submits while one client never reads (issue 26), from
+/// [`FLOOD_SUBMITTERS`] threads, each block carrying [`FLOOD_DATA`] bytes of data.
+const FLOOD_BLOCKS: u64 = 20_000;
+const FLOOD_SUBMITTERS: u64 = 4;
+const FLOOD_DATA: usize = 4096;
+
+/// The node's anonymous resident memory in KiB (`RssAnon`): heap and stacks, without the
+/// mapped block log's page cache, which grows with every stored block whoever listens.
+fn rss_anon_kib(node: &TestNode) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/status", node.pid()))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether a `blocks` payload is a block of [`submit_chain`].
+fn flood_tag(block: &[u8]) -> bool {
+    matches!(
+        Block::decode(block).map(|b| b.payload),
+        Ok(Some(Payload::TaggedData(d))) if d.tag.0.starts_with(b"flood-")
+    )
+}
+
+/// Submits `count` binary tagged-data blocks of `data` bytes, chained on the submitter's own
+/// previous block (the first on the node's tips); how many were created.
+fn submit_chain(node: &TestNode, submitter: u64, count: u64, data: &[u8]) -> u64 {
+    let mut parents = tips_of(&node.get("/api/core/v2/tips").json());
+    let mut created = 0;
+    for i in 0..count {
+        let tag = format!("flood-{submitter}-{i}");
+        let payload: Payload<'static> =
+            serde_json::from_value(tagged_data(tag.as_bytes(), data)).expect("payload");
+        let bytes = block_bytes(&parents, Some(payload), 0);
+        let reply = node.post(BLOCKS, &[("content-type", BINARY_IOTA)], &bytes);
+        if reply.status == 201 {
+            created += 1;
+            parents = vec![Block::id_of(&bytes)];
+        }
+    }
+    created
+}
+
 #[test]
 fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
     let node = TestNode::start_with(
@@ -382,7 +427,6 @@ fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
         ],
         &[],
     );
-    let rss_before = node.rss_kib();
     let mut slow = Client::connected(&node, "slow");
     slow.subscribe(1, &["blocks"]);
     let mut good = Client::connected(&node, "good");
@@ -394,65 +438,68 @@ fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
         "{metrics}"
     );
     assert_eq!(sample(&metrics, "iota_mqtt_subscriptions"), Some(3.0));
+    let anon_before = rss_anon_kib(&node);
 
-    // The good client reads on its own thread: milestone indexes and block count.
+    // The good client reads on its own thread: when each milestone index came, the blocks
+    // of the flood, and all blocks (milestones' among them).
     let stop = Arc::new(AtomicBool::new(false));
     let blocks_seen = Arc::new(AtomicU64::new(0));
+    let flood_seen = Arc::new(AtomicU64::new(0));
     let reader = {
         let stop = Arc::clone(&stop);
         let blocks_seen = Arc::clone(&blocks_seen);
+        let flood_seen = Arc::clone(&flood_seen);
         thread::spawn(move || {
-            let mut indexes = Vec::new();
+            let mut milestones = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 match good.next(Duration::from_millis(200)) {
                     Ok(Incoming::Publish { topic, payload, .. }) => {
                         if topic == "blocks" {
                             blocks_seen.fetch_add(1, Ordering::Relaxed);
+                            if flood_tag(&payload) {
+                                flood_seen.fetch_add(1, Ordering::Relaxed);
+                            }
                         } else {
-                            indexes.push(json_of(&payload)["index"].as_u64().expect("index"));
+                            let index = json_of(&payload)["index"].as_u64().expect("index");
+                            milestones.push((Instant::now(), index));
                         }
                     }
                     Ok(_) | Err(Ended::Timeout) => {}
                     Err(Ended::Closed(code)) => panic!("the good client was closed: {code:?}"),
                 }
             }
-            indexes
+            milestones
         })
     };
 
-    // Thousands of 4 KiB blocks from four submitters: far more than the slow client's queue
-    // and socket buffers hold.
-    let data = vec![0x5a; 4096];
-    let submitters: Vec<_> = (0..4)
-        .map(|t| {
-            let url = node.url(BLOCKS);
-            let data = data.clone();
-            thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .build()
-                    .into();
-                let mut created = 0;
-                for i in 0..750 {
-                    let body = json!({"protocolVersion": 2, "payload": tagged_data(format!("s{t}-{i}").as_bytes(), &data)});
-                    let status = agent
-                        .post(&url)
-                        .header("content-type", "application/json")
-                        .send(body.to_string())
-                        .map(|r| r.status().as_u16());
-                    if status.is_ok_and(|s| s == 201) {
-                        created += 1;
-                    }
-                }
-                created
+    // 20 000 blocks of 4 KiB (80 MiB sent to each `blocks` subscriber): far more than the
+    // slow client's queue (256 KiB) and its socket's buffers hold. The node's anonymous
+    // memory is sampled throughout: an unbounded queue would hold most of the 80 MiB.
+    let data = vec![0x5a; FLOOD_DATA];
+    let peak_anon = AtomicU64::new(anon_before);
+    let flooding = AtomicBool::new(true);
+    let created: u64 = thread::scope(|s| {
+        s.spawn(|| {
+            while flooding.load(Ordering::Relaxed) {
+                peak_anon.fetch_max(rss_anon_kib(&node), Ordering::Relaxed);
+                thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let per = FLOOD_BLOCKS / FLOOD_SUBMITTERS;
+        let submitters: Vec<_> = (0..FLOOD_SUBMITTERS)
+            .map(|t| {
+                let (node, data) = (&node, &data);
+                s.spawn(move || submit_chain(node, t, per, data))
             })
-        })
-        .collect();
-    let created: u32 = submitters
-        .into_iter()
-        .map(|h| h.join().expect("submitter"))
-        .sum();
-    assert!(created >= 2900, "{created} blocks created");
+            .collect();
+        let created = submitters
+            .into_iter()
+            .map(|h| h.join().expect("submitter"))
+            .sum();
+        flooding.store(false, Ordering::Relaxed);
+        created
+    });
+    assert_eq!(created, FLOOD_BLOCKS, "every block is created");
 
     // The slow client is disconnected after its backlog time (10 s) at most.
     let deadline = Instant::now() + Duration::from_secs(40);
@@ -473,26 +520,57 @@ fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
     )
     .expect("dropped family");
     assert!(full > 0.0, "{dropped_client}");
+    assert!(
+        slow.closed_within(Duration::from_secs(10)).is_some(),
+        "the slow client's connection is closed"
+    );
 
     // The good client keeps receiving blocks and milestones afterwards.
     let before = blocks_seen.load(Ordering::Relaxed);
     post_tagged(&node, b"after", b"still here");
     thread::sleep(Duration::from_secs(3));
     stop.store(true, Ordering::Relaxed);
-    let indexes = reader.join().expect("reader");
+    let milestones = reader.join().expect("reader");
     assert!(blocks_seen.load(Ordering::Relaxed) > before);
+    let indexes: Vec<u64> = milestones.iter().map(|&(_, i)| i).collect();
     assert!(indexes.len() >= 3, "{indexes:?}");
     assert!(
         indexes.windows(2).all(|w| w[1] == w[0] + 1),
         "consecutive: {indexes:?}"
     );
+    // Milestones kept their cadence (one a second): no stall of the node behind the slow
+    // client (hornet #1687, docs/events.md §6). A liveness bound, ten intervals wide.
+    let longest_gap = milestones
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .max()
+        .unwrap_or_default();
     assert!(
-        blocks_seen.load(Ordering::Relaxed) >= u64::from(created),
-        "the good client got every block"
+        longest_gap < Duration::from_secs(10),
+        "milestones stalled for {longest_gap:?}"
     );
-    // The slow client's memory stayed bounded: far below what it was sent.
-    let grown_mib = node.rss_kib().saturating_sub(rss_before) / 1024;
-    assert!(grown_mib < 256, "RSS grew by {grown_mib} MiB");
+    assert_eq!(
+        flood_seen.load(Ordering::Relaxed),
+        created,
+        "the good client got every block of the flood"
+    );
+    // The slow client's memory stayed bounded: the peak growth of the node's anonymous
+    // memory is far below the 80 MiB it was sent.
+    let grown_mib = peak_anon
+        .load(Ordering::Relaxed)
+        .saturating_sub(anon_before)
+        / 1024;
+    eprintln!(
+        "{created} blocks; the good client saw {} of them and {} milestones (longest gap \
+         {longest_gap:?}); {full} messages dropped for the slow client; RssAnon peak growth \
+         {grown_mib} MiB",
+        flood_seen.load(Ordering::Relaxed),
+        indexes.len()
+    );
+    assert!(
+        grown_mib < 48,
+        "RssAnon grew by {grown_mib} MiB at its peak"
+    );
     drop(slow);
 }
 
@@ -521,4 +599,46 @@ fn one_client_above_the_cap_gets_connack_3_and_the_same_id_replaces_the_old_one(
         metrics.contains("iota_mqtt_published_total{topic_class=\"blocks\"}"),
         "{metrics}"
     );
+}
+
+/// `mqtt-swarm`'s measuring core (ledger-load's `swarm`, run in-process) against the real
+/// node: every created probe reaches every `blocks` subscriber exactly once, address
+/// subscribers stay connected, nobody is dropped.
+#[test]
+fn the_subscriber_swarm_times_every_probe_on_every_blocks_subscriber() {
+    use ledger_load::swarm::{connect_all, measure, plan_for, Role};
+    let node = start(&[]);
+    let url = node.url("");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let report = runtime.block_on(async {
+        let plan = plan_for(&url, None).await.expect("loopback URL");
+        let roles = vec![
+            Role::Blocks,
+            Role::Blocks,
+            Role::Blocks,
+            Role::Address(ed25519_bech32(&[7; 32])),
+            Role::Address(ed25519_bech32(&[8; 32])),
+        ];
+        let subscribers = connect_all(&plan, roles, 60).await.expect("subscribed");
+        measure(
+            &plan,
+            subscribers,
+            60,
+            10,
+            Duration::from_secs(2),
+            Duration::from_secs(1),
+        )
+        .await
+    });
+    assert_eq!((report.subscribers, report.blocks_subscribers), (5, 3));
+    assert!(report.probes_created >= 5, "{report}");
+    assert_eq!(report.probes_created, report.probes_sent, "{report}");
+    assert_eq!(report.expected_deliveries, 3 * report.probes_created);
+    assert_eq!(report.deliveries, report.expected_deliveries, "{report}");
+    assert!(report.messages >= report.deliveries, "{report}");
+    assert_eq!(report.dropped, 0, "{report}");
 }

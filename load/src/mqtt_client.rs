@@ -1,0 +1,233 @@
+//! The client side of MQTT 3.1.1 that `mqtt-swarm` needs (OASIS MQTT 3.1.1 §2–3): CONNECT,
+//! SUBSCRIBE and PINGREQ to send, and the broker's packets to read.
+//!
+//! The node's codec (`ledger_events::packet`) decodes what a *client* sends and encodes what
+//! the *broker* answers; it has no CONNECT or SUBSCRIBE builder and drops a PUBLISH's
+//! payload unread, so the few client-side builders live here. Framing (the fixed header and
+//! its remaining length, §2.2) is the node's [`ledger_events::packet::fixed_header`].
+
+use bytes::{Buf, Bytes, BytesMut};
+use ledger_events::packet::{fixed_header, PacketError};
+
+/// Largest packet from the broker a client accepts: a block is at most 32 KiB
+/// (docs/events.md §3.1), an output's JSON below 64 KiB (§5.2).
+pub const MAX_INCOMING: usize = 1 << 20;
+
+/// Appends MQTT's variable-length remaining length (§2.2.3).
+fn put_remaining_length(out: &mut Vec<u8>, mut len: usize) {
+    loop {
+        let mut b = (len % 128) as u8;
+        len /= 128;
+        if len > 0 {
+            b |= 0x80;
+        }
+        out.push(b);
+        if len == 0 {
+            break;
+        }
+    }
+}
+
+/// A UTF-8 string with its u16 length prefix (§1.5.3), or `None` above 65 535 bytes.
+fn put_string(out: &mut Vec<u8>, s: &str) -> Option<()> {
+    let len = u16::try_from(s.len()).ok()?;
+    out.extend_from_slice(&u16_bytes(len));
+    out.extend_from_slice(s.as_bytes());
+    Some(())
+}
+
+/// The big-endian bytes of `v`.
+#[expect(
+    clippy::big_endian_bytes,
+    reason = "MQTT integers are big-endian (§1.5.2)"
+)]
+fn u16_bytes(v: u16) -> [u8; 2] {
+    v.to_be_bytes()
+}
+
+fn packet(first: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5 + body.len());
+    out.push(first);
+    put_remaining_length(&mut out, body.len());
+    out.extend_from_slice(body);
+    out
+}
+
+/// CONNECT for protocol `MQTT` level 4 with a clean session (§3.1), or `None` for a client
+/// id longer than a string can be.
+pub fn connect(client_id: &str, keep_alive_secs: u16) -> Option<Vec<u8>> {
+    let mut body = Vec::with_capacity(12 + client_id.len());
+    put_string(&mut body, "MQTT")?;
+    body.push(4); // protocol level 3.1.1
+    body.push(0x02); // clean session
+    body.extend_from_slice(&u16_bytes(keep_alive_secs));
+    put_string(&mut body, client_id)?;
+    Some(packet(0x10, &body))
+}
+
+/// SUBSCRIBE to one `filter` at QoS 0 (§3.8; the fixed-header flags are 0b0010), or `None`
+/// for a filter longer than a string can be.
+pub fn subscribe(packet_id: u16, filter: &str) -> Option<Vec<u8>> {
+    let mut body = Vec::with_capacity(5 + filter.len());
+    body.extend_from_slice(&u16_bytes(packet_id));
+    put_string(&mut body, filter)?;
+    body.push(0);
+    Some(packet(0x82, &body))
+}
+
+/// PINGREQ (§3.12).
+pub fn pingreq() -> Vec<u8> {
+    packet(0xc0, &[])
+}
+
+/// A packet the broker sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    /// CONNACK with its return code.
+    ConnAck(u8),
+    /// SUBACK with its codes.
+    SubAck(Vec<u8>),
+    /// PUBLISH: topic and payload.
+    Publish {
+        /// Topic name (not validated: the node sends names with a literal `+`,
+        /// docs/events.md §1.3).
+        topic: Bytes,
+        /// Payload.
+        payload: Bytes,
+    },
+    /// PINGRESP.
+    PingResp,
+    /// Any other packet type.
+    Other(u8),
+}
+
+/// Why the broker's bytes are not a packet a client accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IncomingError {
+    /// The fixed header is malformed or announces more than [`MAX_INCOMING`].
+    #[error(transparent)]
+    Header(#[from] PacketError),
+    /// The body does not follow its packet's layout.
+    #[error("malformed {0} from the broker")]
+    Malformed(&'static str),
+}
+
+/// Takes the first complete packet off `buf`, or `None` while it is incomplete.
+///
+/// # Errors
+/// [`IncomingError`] for bytes that are no broker packet; the connection is then unusable.
+pub fn next_packet(buf: &mut BytesMut) -> Result<Option<Incoming>, IncomingError> {
+    let Some((kind, flags, len, header)) = fixed_header(buf, MAX_INCOMING)? else {
+        return Ok(None);
+    };
+    if buf.len() < header + len {
+        return Ok(None);
+    }
+    buf.advance(header);
+    let mut body = buf.split_to(len).freeze();
+    Ok(Some(match kind {
+        2 => {
+            let code = *body.get(1).ok_or(IncomingError::Malformed("CONNACK"))?;
+            Incoming::ConnAck(code)
+        }
+        3 => {
+            let malformed = IncomingError::Malformed("PUBLISH");
+            if body.len() < 2 {
+                return Err(malformed);
+            }
+            let topic_len = usize::from(body.get_u16());
+            if body.len() < topic_len {
+                return Err(malformed);
+            }
+            let topic = body.split_to(topic_len);
+            // QoS 1 and 2 carry a packet id (§3.3.2.2); the node sends QoS 0 (§2 of
+            // docs/events.md), but a client reads either.
+            if (flags >> 1) & 0x03 > 0 {
+                if body.len() < 2 {
+                    return Err(malformed);
+                }
+                body.advance(2);
+            }
+            Incoming::Publish {
+                topic,
+                payload: body,
+            }
+        }
+        9 => {
+            if body.len() < 2 {
+                return Err(IncomingError::Malformed("SUBACK"));
+            }
+            Incoming::SubAck(body.slice(2..).to_vec())
+        }
+        13 => Incoming::PingResp,
+        other => Incoming::Other(other),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_match_the_spec_bytes() {
+        assert_eq!(
+            connect("c1", 60),
+            Some(vec![
+                0x10, 14, 0, 4, b'M', b'Q', b'T', b'T', 4, 0x02, 0, 60, 0, 2, b'c', b'1'
+            ])
+        );
+        assert_eq!(
+            subscribe(7, "blocks"),
+            Some(vec![
+                0x82, 11, 0, 7, 0, 6, b'b', b'l', b'o', b'c', b'k', b's', 0
+            ])
+        );
+        assert_eq!(pingreq(), vec![0xc0, 0]);
+        assert_eq!(connect(&"x".repeat(70_000), 60), None);
+    }
+
+    #[test]
+    fn packets_are_taken_one_at_a_time_and_only_when_complete() {
+        let publish = ledger_events::packet::publish_qos0("blocks", &[1u8; 300]).expect("publish");
+        let mut all = BytesMut::new();
+        all.extend_from_slice(&[0x20, 2, 0, 0]);
+        all.extend_from_slice(&publish);
+        all.extend_from_slice(&[0x90, 3, 0, 1, 0, 0xd0, 0]);
+        let mut buf = BytesMut::new();
+        let mut got = Vec::new();
+        // Byte by byte: nothing is returned before a packet is whole.
+        for b in all.iter() {
+            buf.extend_from_slice(&[*b]);
+            while let Some(p) = next_packet(&mut buf).expect("valid") {
+                got.push(p);
+            }
+        }
+        assert_eq!(
+            got,
+            vec![
+                Incoming::ConnAck(0),
+                Incoming::Publish {
+                    topic: Bytes::from_static(b"blocks"),
+                    payload: Bytes::from(vec![1u8; 300]),
+                },
+                Incoming::SubAck(vec![0]),
+                Incoming::PingResp,
+            ]
+        );
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn malformed_broker_packets_are_errors() {
+        let mut short_publish = BytesMut::from(&[0x30, 3, 0, 9, b'x'][..]);
+        assert_eq!(
+            next_packet(&mut short_publish),
+            Err(IncomingError::Malformed("PUBLISH"))
+        );
+        let mut huge = BytesMut::from(&[0x30, 0xff, 0xff, 0xff, 0x7f][..]);
+        assert!(matches!(
+            next_packet(&mut huge),
+            Err(IncomingError::Header(PacketError::TooLarge { .. }))
+        ));
+    }
+}
