@@ -54,10 +54,9 @@ impl Inner {
         body[4..].copy_from_slice(&w.offset.to_le_bytes());
         w.buf.clear();
         format::encode_frame(&mut w.buf, KIND_SEAL, &[], &body);
-        seg.file
-            .write_all_at(&w.buf, u64::from(w.offset))
+        seg.with_file(|f| f.write_all_at(&w.buf, u64::from(w.offset)))
             .map_err(|e| LogError::io("write seal", &seg.path, e))?;
-        if let Err(e) = seg.file.sync_data() {
+        if let Err(e) = seg.with_file(fs::File::sync_data) {
             self.poison();
             return Err(LogError::io("fsync", &seg.path, e));
         }

@@ -187,7 +187,7 @@ impl Log {
         buf.clear();
         format::encode_frame(&mut buf, id.kind().byte(), id.as_bytes(), body);
         let seg = inner.segment(w.segment)?;
-        let written = seg.file.write_all_at(&buf, u64::from(w.offset));
+        let written = seg.with_file(|f| f.write_all_at(&buf, u64::from(w.offset)));
         w.buf = buf;
         written.map_err(|e| LogError::io("write", &seg.path, e))?;
         if inner.config.durability == Durability::EveryAppend {

@@ -153,6 +153,8 @@ impl Log {
         let mut paths = Vec::new();
         for n in old..first {
             if let Some(seg) = inner.segments.get(n) {
+                // Never written again: its descriptor goes now (the map stays).
+                seg.close_file();
                 retired.segments += 1;
                 retired.records += seg.installed_index().map_or(0, |s| u64::from(s.count()));
                 retired.bytes += seg.bytes().len() as u64;
@@ -230,6 +232,13 @@ mod tests {
             kept,
             "iteration starts at the first segment"
         );
+        for n in 0..3 {
+            let seg = log.inner.segments.get(n).unwrap();
+            assert!(
+                seg.with_file(|_| Ok(())).is_err(),
+                "segment {n}'s descriptor closed"
+            );
+        }
         for (id, loc, _) in &gone {
             assert!(log.get(id).is_none() && log.read(*loc).is_none());
             assert!(!log.contains(id));

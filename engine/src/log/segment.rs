@@ -24,8 +24,9 @@ pub(crate) const MAX_SEGMENTS: u32 = (CHUNK * CHUNKS) as u32;
 pub(crate) struct Segment {
     pub(crate) number: u32,
     pub(crate) path: PathBuf,
-    /// Written with `pwrite`; kept open as long as `map` lives.
-    pub(crate) file: File,
+    /// Written with `pwrite`; open until the segment is retired (`retire.rs`), so that a
+    /// long-running node does not keep a descriptor per retired segment.
+    file: parking_lot::RwLock<Option<File>>,
     /// The whole file, `size` bytes.
     pub(crate) map: Mmap,
     /// The segment's index file, set once the segment is sealed and the file is durable (or
@@ -130,11 +131,30 @@ impl Segment {
         Ok(Self {
             number,
             path,
-            file,
+            file: parking_lot::RwLock::new(Some(file)),
             map,
             sealed: OnceLock::new(),
             idx_state: OnceLock::new(),
         })
+    }
+
+    /// Runs `f` on the segment's open file; fails once the segment is retired.
+    pub(crate) fn with_file<R>(
+        &self,
+        f: impl FnOnce(&File) -> std::io::Result<R>,
+    ) -> std::io::Result<R> {
+        match &*self.file.read() {
+            Some(file) => f(file),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the segment is retired",
+            )),
+        }
+    }
+
+    /// Closes the segment's file (retired: never written again; the map stays).
+    pub(crate) fn close_file(&self) {
+        self.file.write().take();
     }
 
     /// The mapped bytes of the whole segment.
@@ -159,10 +179,10 @@ impl Segment {
         let len = self.map.len() as u64;
         let mut pos = from.min(len);
         loop {
-            let Ok(hole) = seek(&self.file, SeekFrom::Hole(pos)) else {
+            let Ok(hole) = self.with_file(|f| Ok(seek(f, SeekFrom::Hole(pos))?)) else {
                 return len;
             };
-            match seek(&self.file, SeekFrom::Data(hole)) {
+            match self.with_file(|f| Ok(seek(f, SeekFrom::Data(hole))?)) {
                 Ok(data) if data > hole && data < len => pos = data,
                 _ => return hole.min(len),
             }
@@ -184,6 +204,13 @@ impl Segment {
         } = self;
         // The map must be gone before the file shrinks: pages past the new end would fault.
         drop(map);
+        let file = file.into_inner().ok_or_else(|| {
+            LogError::io(
+                "truncate",
+                &path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "the segment is retired"),
+            )
+        })?;
         file.set_len(end)
             .map_err(|e| LogError::io("truncate", &path, e))?;
         file.set_len(u64::from(size))
@@ -194,7 +221,7 @@ impl Segment {
         Ok(Self {
             number,
             path,
-            file,
+            file: parking_lot::RwLock::new(Some(file)),
             map,
             sealed,
             idx_state,

@@ -143,7 +143,7 @@ impl Inner {
     /// fsyncs `seg` to make its appended records durable, and reports the time taken.
     pub(super) fn commit(&self, seg: &Segment) -> std::io::Result<()> {
         let started = Instant::now();
-        let result = seg.file.sync_data();
+        let result = seg.with_file(std::fs::File::sync_data);
         if let Some(observer) = self.timings.get() {
             observer.log_committed(started.elapsed());
         }

@@ -28,6 +28,9 @@ const TICK: Duration = Duration::from_millis(500);
 /// Longest wait for the final writes (answers before a close, the close frame).
 const FINAL_WRITE: Duration = Duration::from_secs(1);
 
+/// Bytes read from a client's socket at a time.
+const READ_BUFFER: usize = 4096;
+
 /// `GET /api/mqtt/v1`: upgrades to the MQTT WebSocket; 404 when the event API is off, 400
 /// naming what is missing when the request is not a WebSocket upgrade.
 pub async fn upgrade(
@@ -48,6 +51,11 @@ pub async fn upgrade(
         // A frame or message may carry one whole packet (with its 5-byte header) at most.
         .max_frame_size(max + 5)
         .max_message_size(max + 5)
+        // Clients send small packets (CONNECT, SUBSCRIBE, PINGREQ); tungstenite zero-fills
+        // its whole read buffer (128 KiB by default) before each read, a tenth of the node's
+        // CPU with a thousand subscribers (BENCHMARKS.md, session 14). Larger messages still
+        // arrive whole: the buffer is only the read chunk.
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| serve(socket, events))
         .into_response())
 }
