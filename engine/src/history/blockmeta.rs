@@ -185,15 +185,93 @@ fn check_header(segment: u32, bytes: &[u8]) -> Result<u32, String> {
     Ok(slots)
 }
 
+/// Bytes of a metadata file allocated at once before a slot in them is written.
+const CHUNK: u64 = 1 << 20;
+
+/// Whether a chunk of a metadata file has its disk blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// No slot written: its slots read as empty; the map is not touched there.
+    Hole,
+    /// Holds data (found at open), not known to be allocated whole: read through the map,
+    /// allocated before the next write.
+    Partial,
+    /// Allocated whole: slots are written through the map.
+    Allocated,
+}
+
 /// One segment's metadata file, mapped whole. Its descriptor is closed once mapped (the map
-/// keeps the file); syncing and growing open it again by name, so the files cost the node no
-/// descriptors.
+/// keeps the file); syncing, growing and allocating open it again by name, so the files cost
+/// the node no descriptors.
+///
+/// The file is sparse; a chunk of it is allocated (`fallocate`) before the first slot in it is
+/// written through the map, because a write through a shared map into a hole of a full file
+/// system ends the process with SIGBUS, while a failed allocation is an error the caller
+/// handles (the block's row stays in memory). Slots in chunks where nothing was written are
+/// read as empty without touching the map (on tmpfs, even a read fault in a hole allocates).
 #[derive(Debug)]
 struct MetaFile {
     path: PathBuf,
     map: MmapMut,
     slots: u32,
     dirty: bool,
+    chunks: Vec<Chunk>,
+}
+
+/// The chunk holding byte `at` of a metadata file.
+fn chunk_of(at: usize) -> usize {
+    (at as u64 / CHUNK) as usize
+}
+
+/// Allocates bytes `[start, start + len)` of the file at `path`. A file system that cannot
+/// preallocate gives `Ok` (slots are then written into holes).
+fn allocate(path: &Path, start: u64, len: u64) -> std::io::Result<()> {
+    let file = OpenOptions::new().write(true).open(path)?;
+    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::KEEP_SIZE, start, len) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+impl MetaFile {
+    /// The chunks of an existing `file` of `len` bytes: those with data are partial, the rest
+    /// holes (nothing is allocated at open: a full disk must not stop a start).
+    fn chunks_of(file: &File, len: u64) -> Vec<Chunk> {
+        use rustix::fs::{seek, SeekFrom};
+        let count = len.div_ceil(CHUNK) as usize;
+        let mut chunks = vec![Chunk::Hole; count];
+        for (i, c) in chunks.iter_mut().enumerate() {
+            let start = i as u64 * CHUNK;
+            let end = (start + CHUNK).min(len);
+            let has_data = match seek(file, SeekFrom::Data(start)) {
+                Ok(data) => data < end,
+                // No hole reporting: assume data.
+                Err(_) => true,
+            };
+            if has_data {
+                *c = Chunk::Partial;
+            }
+        }
+        chunks
+    }
+
+    /// Makes the chunk holding byte `at` allocated.
+    fn allocate_for(&mut self, at: usize) -> Result<(), HistoryError> {
+        let c = chunk_of(at);
+        if self.chunks.get(c) == Some(&Chunk::Allocated) {
+            return Ok(());
+        }
+        let len = self.map.len() as u64;
+        let start = c as u64 * CHUNK;
+        let end = (start + CHUNK).min(len);
+        allocate(&self.path, start, end.saturating_sub(start))
+            .map_err(|e| HistoryError::io("allocating", &self.path, e))?;
+        if let Some(chunk) = self.chunks.get_mut(c) {
+            *chunk = Chunk::Allocated;
+        }
+        Ok(())
+    }
 }
 
 impl MetaFile {
@@ -211,6 +289,12 @@ impl MetaFile {
     }
 
     fn open(path: PathBuf, segment: u32) -> Result<Self, HistoryError> {
+        Self::opened(path, segment, false)
+    }
+
+    /// Opens the file at `path`; `fresh`: just created, no slot written (every chunk is a
+    /// hole for the slots, whatever the header's page holds).
+    fn opened(path: PathBuf, segment: u32, fresh: bool) -> Result<Self, HistoryError> {
         let damaged = |why: String| HistoryError::Damaged {
             path: path.clone(),
             why,
@@ -222,11 +306,16 @@ impl MetaFile {
             .map_err(|e| HistoryError::io("opening", &path, e))?;
         let map = Self::map(&file).map_err(|e| HistoryError::io("mapping", &path, e))?;
         let slots = check_header(segment, &map).map_err(damaged)?;
+        let chunks = match fresh {
+            true => vec![Chunk::Hole; (map.len() as u64).div_ceil(CHUNK) as usize],
+            false => Self::chunks_of(&file, map.len() as u64),
+        };
         Ok(Self {
             path,
             map,
             slots,
             dirty: false,
+            chunks,
         })
     }
 
@@ -246,12 +335,20 @@ impl MetaFile {
         }
         fs::rename(&tmp, &path).map_err(|e| io("renaming", e))?;
         fsync_dir(dir)?;
-        Self::open(path, segment)
+        Self::opened(path, segment, true)
     }
 
+    /// The bytes of `slot`; `None` past the end, all zeros for a slot in a hole.
     fn slot_bytes(&self, slot: usize) -> Option<&[u8]> {
+        const EMPTY: [u8; SLOT_LEN] = [0; SLOT_LEN];
         let at = HEADER_LEN + slot.checked_mul(SLOT_LEN)?;
-        self.map.get(at..at + SLOT_LEN)
+        let bytes = self.map.get(at..at + SLOT_LEN)?;
+        // A slot is written only once both chunks it touches are allocated (`write`).
+        let hole = |b: usize| self.chunks.get(chunk_of(b)) == Some(&Chunk::Hole);
+        match hole(at) || hole(at + SLOT_LEN - 1) {
+            true => Some(&EMPTY),
+            false => Some(bytes),
+        }
     }
 }
 
@@ -365,6 +462,8 @@ impl BlockMetaFiles {
             file.set_len(HEADER_LEN as u64 + u64::from(slots) * SLOT_LEN as u64)
                 .map_err(|e| HistoryError::io("growing", &f.path, e))?;
             f.map = MetaFile::map(&file).map_err(|e| HistoryError::io("mapping", &f.path, e))?;
+            f.chunks
+                .resize((f.map.len() as u64).div_ceil(CHUNK) as usize, Chunk::Hole);
             let h = header(segment, slots);
             f.map[..HEADER_LEN].copy_from_slice(&h);
             f.slots = slots;
@@ -402,6 +501,11 @@ impl Archive for BlockMetaFiles {
             .map_err(|e| ArchiveError(e.to_string()))?;
         let bytes = encode_slot(at.segment(), slot, id, meta);
         let start = HEADER_LEN + slot * SLOT_LEN;
+        // Both ends: a slot may straddle two chunks.
+        for at in [start, start + SLOT_LEN - 1] {
+            f.allocate_for(at)
+                .map_err(|e| ArchiveError(e.to_string()))?;
+        }
         let Some(dst) = f.map.get_mut(start..start + SLOT_LEN) else {
             return Err(ArchiveError(format!(
                 "{}: slot {slot} out of range",

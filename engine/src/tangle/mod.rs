@@ -686,6 +686,8 @@ impl Tangle {
         // its parents (see `BlockMeta`).
         let mut children = Vec::new();
         let mut archived = Vec::with_capacity(referenced.len());
+        // Blocks whose metadata could not be archived, and the first reason (logged once).
+        let mut kept: Option<(usize, ArchiveError)> = None;
         for (i, (id, inclusion)) in referenced.iter().enumerate() {
             self.tips.remove(id);
             self.signature_verdicts.remove(id);
@@ -706,9 +708,16 @@ impl Tangle {
                 // A row whose metadata could not be archived stays in memory.
                 match self.archive.write(id, m.record, &meta) {
                     Ok(()) => archived.push(*id),
-                    Err(e) => tracing::error!("block metadata kept in memory: {e}"),
+                    Err(e) => kept.get_or_insert((0, e)).0 += 1,
                 }
             }
+        }
+        if let Some((blocks, e)) = kept {
+            tracing::error!(
+                milestone = index,
+                blocks,
+                "block metadata kept in memory: {e}"
+            );
         }
         self.cmi = self.cmi.max(index);
         self.window.push_back((index, archived));
