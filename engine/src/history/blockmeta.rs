@@ -185,8 +185,9 @@ fn check_header(segment: u32, bytes: &[u8]) -> Result<u32, String> {
     Ok(slots)
 }
 
-/// Bytes of a metadata file allocated at once before a slot in them is written.
-const CHUNK: u64 = 1 << 20;
+/// Bytes of a metadata file allocated at once before a slot in them is written: a page, so
+/// that a file is as sparse as its written slots (large blocks leave most slots unused).
+const CHUNK: u64 = 4096;
 
 /// Whether a chunk of a metadata file has its disk blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
