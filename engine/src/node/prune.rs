@@ -202,7 +202,8 @@ impl Engine {
         };
         self.check_window(index, min, max)?;
         self.prune_through(index)?;
-        Ok(index)
+        // Below `index` only when a shutdown stopped the run.
+        Ok(self.pruning_index())
     }
 
     /// After a confirmation: prunes by milestones and by size as configured (the larger
@@ -309,20 +310,32 @@ impl Engine {
         Ok(())
     }
 
-    /// Moves the pruning index to `index` (checked by the caller), forgets what it covers
-    /// and persists it with a checkpoint.
+    /// Moves the pruning index to `index` (checked by the caller) one milestone at a time,
+    /// forgetting what each covers and persisting each with a checkpoint, then gives disk
+    /// back (`retire.rs`). A shutdown stops it between two milestones.
     fn prune_through(&self, index: u32) -> Result<(), PruneError> {
         let started = Instant::now();
         let before = self.pruning_index();
-        let (milestone, (milestones, blocks, outputs)) = {
-            let mut st = self.write();
-            let milestone = st.milestones.get(&index).copied();
-            self.pruning.index.store(index, Ordering::Release);
-            (milestone, Self::forget_through(&mut st, index))
-        };
-        crate::history::crash_point("prune-before-checkpoint");
-        self.checkpoint()
-            .map_err(|e| PruneError::Failed(e.to_string()))?;
+        let (mut milestones, mut blocks, mut outputs) = (0, 0, 0);
+        let mut milestone = None;
+        // One milestone at a time, each step persisted (Hornet's order): a run that is
+        // interrupted, by a crash or a shutdown, leaves the index where its last step got.
+        for step in before.saturating_add(1)..=index {
+            if self.shutting_down.load(Ordering::Relaxed) {
+                break;
+            }
+            let (m, b, o) = {
+                let mut st = self.write();
+                milestone = st.milestones.get(&step).copied();
+                self.pruning.index.store(step, Ordering::Release);
+                Self::forget_through(&mut st, step)
+            };
+            (milestones, blocks, outputs) = (milestones + m, blocks + b, outputs + o);
+            crate::history::crash_point("prune-before-checkpoint");
+            self.checkpoint()
+                .map_err(|e| PruneError::Failed(e.to_string()))?;
+        }
+        let index = self.pruning_index();
         tracing::info!(
             from = before,
             to = index,
