@@ -623,6 +623,30 @@ pub struct Latency {
     pub max: f64,
 }
 
+impl Latency {
+    /// The percentiles of `h`, whose values count `per_ms` units a millisecond.
+    pub fn of(h: &Histogram<u64>, per_ms: f64) -> Self {
+        let ms = |v: u64| v as f64 / per_ms;
+        Self {
+            mean: h.mean() / per_ms,
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p99: ms(h.value_at_quantile(0.99)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+impl std::fmt::Display for Latency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "mean {:.3} ms  p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
+            self.mean, self.p50, self.p90, self.p99, self.max
+        )
+    }
+}
+
 /// The result of a run.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -683,12 +707,7 @@ impl std::fmt::Display for Report {
             "rate       {target}, achieved {:.1} req/s ({} started)",
             self.achieved_rate, self.started
         )?;
-        let l = &self.latency_ms;
-        writeln!(
-            f,
-            "latency    mean {:.3} ms  p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
-            l.mean, l.p50, l.p90, l.p99, l.max
-        )?;
+        writeln!(f, "latency    {}", self.latency_ms)?;
         let codes: Vec<String> = self
             .status
             .iter()
@@ -829,7 +848,6 @@ pub async fn run_at_rate(
     }
     .as_secs_f64();
     let h = &total.latency;
-    let ms = |ns: u64| ns as f64 / 1e6;
     let answered = h.len();
     Ok(Report {
         scenario,
@@ -850,13 +868,7 @@ pub async fn run_at_rate(
         } else {
             0.0
         },
-        latency_ms: Latency {
-            mean: h.mean() / 1e6,
-            p50: ms(h.value_at_quantile(0.50)),
-            p90: ms(h.value_at_quantile(0.90)),
-            p99: ms(h.value_at_quantile(0.99)),
-            max: ms(h.max()),
-        },
+        latency_ms: Latency::of(h, 1e6),
         status: total.status,
         samples: total.samples,
     })

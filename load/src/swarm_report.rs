@@ -70,12 +70,7 @@ impl std::fmt::Display for SwarmReport {
             "deliveries  {} of {} expected, {} before the 201",
             self.deliveries, self.expected_deliveries, self.before_201
         )?;
-        let l = &self.latency_ms;
-        writeln!(
-            f,
-            "latency     mean {:.3} ms  p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
-            l.mean, l.p50, l.p90, l.p99, l.max
-        )?;
+        writeln!(f, "latency     {}", self.latency_ms)?;
         writeln!(f, "messages    {}", self.messages)?;
         write!(f, "dropped     {}", self.dropped)?;
         if let Some(why) = &self.first_drop {
@@ -130,7 +125,6 @@ pub(crate) fn report(
             hist.saturating_record(us);
         }
     }
-    let ms = |us: u64| us as f64 / 1000.0;
     let probes_created = probes.created.len() as u64;
     SwarmReport {
         subscribers: total,
@@ -141,13 +135,7 @@ pub(crate) fn report(
         expected_deliveries: probes_created * timed_alive,
         deliveries,
         before_201,
-        latency_ms: Latency {
-            mean: hist.mean() / 1000.0,
-            p50: ms(hist.value_at_quantile(0.5)),
-            p90: ms(hist.value_at_quantile(0.9)),
-            p99: ms(hist.value_at_quantile(0.99)),
-            max: ms(hist.max()),
-        },
+        latency_ms: Latency::of(&hist, 1000.0),
         messages,
         dropped,
         first_drop,
