@@ -157,6 +157,7 @@ impl Engine {
             }
         }
         let (healthy, semi_lazy, lazy) = st.tangle.tip_pool_sizes();
+        let tips_event = self.tip_changes(&mut st);
         drop(st);
         // Milestones are confirmed one at a time (`confirming`), so they reach the indexer in
         // order.
@@ -173,6 +174,11 @@ impl Engine {
             if let Err(e) = self.confirmed_mark.write(m.index) {
                 tracing::error!(index = m.index, "cannot record the confirmed index: {e}");
             }
+        }
+        // Tip changes first: everything of a milestone goes out before its confirmation
+        // (`milestone-info/confirmed` last, docs/events.md §1.4).
+        if replay == Replay::No {
+            self.announce_tips(&tips_event);
         }
         self.announce_confirmed(event);
         let took = started.elapsed();

@@ -22,6 +22,10 @@ pub trait EventHook: Send + Sync + 'static {
 
     /// A milestone was confirmed: its ledger changes are applied and readable.
     fn milestone_confirmed(&self, milestone: ConfirmedMilestone);
+
+    /// `ids` entered or left the tip pool (Hornet's `TipAdded`/`TipRemoved`), each once, told
+    /// after the event that moved them (a block stored, a milestone confirmed).
+    fn tips_changed(&self, _ids: &[BlockId]) {}
 }
 
 /// What one confirmed milestone changed, in the orders the event API publishes it.
@@ -41,7 +45,27 @@ impl Engine {
     /// Sets the hook told about new blocks and confirmed milestones; false if one was set
     /// already.
     pub fn set_event_hook(&self, hook: Arc<dyn EventHook>) -> bool {
-        self.events.set(hook).is_ok()
+        let set = self.events.set(hook).is_ok();
+        if set {
+            self.write().tangle.watch_tip_changes();
+        }
+        set
+    }
+
+    /// The tip pool's changes since the last call, taken under the state lock; empty without
+    /// a hook.
+    pub(super) fn tip_changes(&self, st: &mut State) -> Vec<BlockId> {
+        match self.events.get() {
+            Some(_) => st.tangle.take_tip_changes(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Tells the event hook about blocks that entered or left the tip pool.
+    pub(super) fn announce_tips(&self, ids: &[BlockId]) {
+        if let (Some(hook), false) = (self.events.get(), ids.is_empty()) {
+            hook.tips_changed(ids);
+        }
     }
 
     /// Tells the event hook about stored blocks.

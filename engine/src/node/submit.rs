@@ -94,7 +94,7 @@ impl Engine {
             self.log.wait_durable_at(durable).map_err(internal)?;
         }
         let mut solidified = Vec::new();
-        let (arrived, missing_parents, next_solid, broadcast, inserted, solid_event) = {
+        let (arrived, missing_parents, next_solid, broadcast, inserted, solid_event, tips_event) = {
             let mut st = self.write();
             let record = appended.location.to_u64();
             let inserted =
@@ -114,6 +114,7 @@ impl Engine {
                 .collect();
             let next_solid = Self::next_milestone_solid(&st);
             let solid_event = self.events.get().map(|_| solidified.clone());
+            let tips_event = self.tip_changes(&mut st);
             let broadcast = match self.broadcast.get() {
                 Some(_) => Self::worth_broadcasting(&st, solidified),
                 None => Vec::new(),
@@ -125,6 +126,7 @@ impl Engine {
                 broadcast,
                 inserted,
                 solid_event,
+                tips_event,
             )
         };
         drop(ticket);
@@ -134,6 +136,7 @@ impl Engine {
         if let Some(ids) = solid_event {
             self.announce_solid(&ids);
         }
+        self.announce_tips(&tips_event);
         if !arrived.is_empty() {
             self.verify_arrived(&arrived);
         }

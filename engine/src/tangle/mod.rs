@@ -144,6 +144,9 @@ impl TipScoring {
 struct TipPool {
     ids: Vec<BlockId>,
     pos: HashMap<BlockId, usize>,
+    // Blocks added to or removed from the pool since the last take, once watched
+    // (`Tangle::watch_tip_changes`).
+    changed: Option<Vec<BlockId>>,
 }
 
 impl TipPool {
@@ -151,6 +154,7 @@ impl TipPool {
         if !self.pos.contains_key(&id) {
             self.pos.insert(id, self.ids.len());
             self.ids.push(id);
+            self.note(id);
         }
     }
 
@@ -160,6 +164,13 @@ impl TipPool {
             if let Some(moved) = self.ids.get(i) {
                 self.pos.insert(*moved, i);
             }
+            self.note(*id);
+        }
+    }
+
+    fn note(&mut self, id: BlockId) {
+        if let Some(changed) = &mut self.changed {
+            changed.push(id);
         }
     }
 
@@ -545,6 +556,23 @@ impl Tangle {
         t
     }
 
+    /// From now on, remember which blocks enter or leave the tip pool (for the event API's
+    /// `tip-score-updates`, Hornet's `TipAdded`/`TipRemoved`); [`Tangle::take_tip_changes`]
+    /// hands them out.
+    pub fn watch_tip_changes(&mut self) {
+        self.tips.changed.get_or_insert_with(Vec::new);
+    }
+
+    /// The blocks that entered or left the tip pool since the last call, each once, in the
+    /// order of their first change; empty unless watched.
+    pub fn take_tip_changes(&mut self) -> Vec<BlockId> {
+        let Some(changed) = self.tips.changed.as_mut().map(std::mem::take) else {
+            return Vec::new();
+        };
+        let mut seen = HashSet::with_capacity(changed.len());
+        changed.into_iter().filter(|id| seen.insert(*id)).collect()
+    }
+
     /// The tip score of `id` at the current CMI; `None` for a block that is
     /// unknown, not solid or already referenced (no score applies).
     pub fn tip_score(&self, id: &BlockId) -> Option<TipScore> {
@@ -874,6 +902,26 @@ mod tests {
             !t.insert(id(1), vec![id(0)], None, None, 0, None),
             "second insert is a no-op"
         );
+    }
+
+    #[test]
+    fn tip_changes_are_told_once_each_and_only_when_watched() {
+        let mut t = tangle();
+        t.insert(id(1), vec![id(0)], None, None, 0, None);
+        assert!(t.take_tip_changes().is_empty(), "not watched yet");
+        t.watch_tip_changes();
+        t.insert(id(2), vec![id(0)], None, None, 0, None);
+        // 3 takes 1 and 2 out of the pool; 4 waits for 5; once 5 comes, 3 leaves and 4
+        // enters (5 never does: it has a child when it becomes solid).
+        t.insert(id(3), vec![id(1), id(2)], None, None, 0, None);
+        t.insert(id(4), vec![id(5)], None, None, 0, None);
+        assert_eq!(t.take_tip_changes(), vec![id(2), id(1), id(3)]);
+        t.insert(id(5), vec![id(3)], None, None, 0, None);
+        assert_eq!(t.take_tip_changes(), vec![id(3), id(4)]);
+        assert_eq!(t.tips(), vec![id(4)]);
+        t.confirm(1, &[(id(4), Inclusion::NoTransaction)]);
+        assert_eq!(t.take_tip_changes(), vec![id(4)], "a referenced tip leaves");
+        assert!(t.take_tip_changes().is_empty());
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod logs;
 mod long_run;
 mod metrics;
 mod mqtt;
+mod mqtt_tips_receipts;
 mod peering;
 mod pruning;
 mod pruning_disk;

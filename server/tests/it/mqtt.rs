@@ -25,16 +25,16 @@ use crate::{
     v2_support::*,
 };
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
-fn start(extra: &[&str]) -> TestNode {
+pub(crate) fn start(extra: &[&str]) -> TestNode {
     let mut args = vec!["--coordinator-interval", "0"];
     args.extend_from_slice(extra);
     TestNode::start_with(&args, &[])
 }
 
 /// Posts a binary tagged-data block on the node's tips; its id and bytes.
-fn post_tagged(node: &TestNode, tag: &[u8], data: &[u8]) -> (String, Vec<u8>) {
+pub(crate) fn post_tagged(node: &TestNode, tag: &[u8], data: &[u8]) -> (String, Vec<u8>) {
     let tips = tips_of(&node.get("/api/core/v2/tips").json());
     let payload: Payload<'static> =
         serde_json::from_value(tagged_data(tag, data)).expect("payload");
@@ -53,7 +53,7 @@ fn raw_block(node: &TestNode, id: &str) -> Vec<u8> {
     raw.body
 }
 
-fn milestone_index(payload: &[u8]) -> u64 {
+pub(crate) fn milestone_index(payload: &[u8]) -> u64 {
     let v = json_of(payload);
     let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
     assert_eq!(keys.len(), 3, "{v}");

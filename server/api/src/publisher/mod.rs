@@ -4,8 +4,9 @@
 //! and counts); one publisher thread takes them in order and builds a payload only for a
 //! topic some client's filter matches. Blocks go out from the bytes the log holds. For each
 //! milestone the order is fixed (§1.4): `milestone-info/latest`, block metadata in white-flag
-//! order, spent outputs, created outputs with `included-block` on each output 0, and
-//! `milestone-info/confirmed` last.
+//! order, spent outputs, created outputs with `included-block` on each output 0, the
+//! milestone's receipt if it has one, and `milestone-info/confirmed` last. Blocks entering or
+//! leaving the tip pool go out on `tip-score-updates` while someone watches it.
 
 mod payloads;
 pub mod topics;
@@ -34,6 +35,7 @@ enum Event {
     Block(BlockId),
     Solid(Vec<BlockId>),
     Milestone(ConfirmedMilestone),
+    Tips(Vec<BlockId>),
 }
 
 /// The engine's side: queues events for the publisher thread.
@@ -67,6 +69,13 @@ impl EventHook for Hook {
 
     fn milestone_confirmed(&self, milestone: ConfirmedMilestone) {
         self.send(Event::Milestone(milestone));
+    }
+
+    fn tips_changed(&self, ids: &[BlockId]) {
+        // Tip changes come with every block: queued only while someone watches them.
+        if self.broker.has_subscribers(topics::TIP_SCORE_UPDATES) {
+            self.send(Event::Tips(ids.to_vec()));
+        }
     }
 }
 
@@ -114,6 +123,7 @@ impl EnginePublisher {
                     }
                 }
                 Event::Milestone(m) => self.milestone(&m, &mut latest),
+                Event::Tips(ids) => self.tips(&ids),
             }
         }
     }
@@ -188,9 +198,29 @@ impl EnginePublisher {
                 self.output_event(id, info.index, false);
             }
         }
+        b.publish_with(topics::RECEIPTS, || {
+            payloads::receipt(self.engine.block_bytes(&info.block_id)?)
+        });
         b.publish_with(topics::MILESTONE_CONFIRMED, || {
             Some(payloads::milestone_info(&info))
         });
+    }
+
+    /// `tip-score-updates` for blocks that entered or left the tip pool, and, as inx-mqtt
+    /// does while that topic is watched, `block-metadata/{blockId}` for each of them.
+    fn tips(&self, ids: &[BlockId]) {
+        let b = &self.broker;
+        for id in ids {
+            let mut built: Option<Option<Vec<u8>>> = None;
+            let mut metadata = || {
+                built
+                    .get_or_insert_with(|| payloads::block_metadata(&self.engine, id))
+                    .clone()
+            };
+            if b.publish_with(topics::TIP_SCORE_UPDATES, &mut metadata) > 0 {
+                b.publish_with(&topics::block_metadata(id), &mut metadata);
+            }
+        }
     }
 
     /// An output created or spent by milestone `index`: `outputs/{id}`, its unlock topics

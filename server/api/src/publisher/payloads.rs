@@ -1,7 +1,10 @@
 //! The JSON payloads of the event API as inx-mqtt writes them (docs/events.md §1.2), built
 //! from the REST shapes so that each field rule has one copy.
 
-use ledger_codec::{stardust::Output, Codec};
+use ledger_codec::{
+    stardust::{Block, MilestoneOption, Output, Payload},
+    Codec,
+};
 use ledger_engine::{BlockId, Engine, MilestoneInfo, OutputRead};
 use serde_json::{json, Value};
 
@@ -41,6 +44,23 @@ pub(super) fn block_metadata(engine: &Engine, id: &BlockId) -> Option<Vec<u8>> {
         map.insert("parentBlockIds".to_owned(), parents);
     }
     serde_json::to_vec(&value).ok()
+}
+
+/// `receipts`: the receipt option of the milestone in `block` (a block's bytes) as the SDK
+/// decodes it (`ReceiptMilestoneOption`): the option without its type byte. `None` when the
+/// block carries no milestone with a receipt.
+pub(super) fn receipt(block: &[u8]) -> Option<Vec<u8>> {
+    let Block {
+        payload: Some(Payload::Milestone(milestone)),
+        ..
+    } = Block::decode(block).ok()?
+    else {
+        return None;
+    };
+    let option = MilestoneOption::Receipt(milestone.receipt()?.clone());
+    let mut bytes = option.to_bytes().ok()?;
+    bytes.remove(0);
+    Some(bytes)
 }
 
 /// `outputs/*`: `{"metadata","output"}` as REST answers it, for `read` as given (the caller

@@ -19,6 +19,11 @@ pub const MILESTONES: &str = "milestones";
 pub const BLOCKS: &str = "blocks";
 /// `block-metadata/referenced`.
 pub const REFERENCED: &str = "block-metadata/referenced";
+/// `tip-score-updates`: block metadata of blocks entering or leaving the tip pool (inx-mqtt
+/// only, docs/events.md §1.1).
+pub const TIP_SCORE_UPDATES: &str = "tip-score-updates";
+/// `receipts`: a confirmed milestone's receipt option, binary.
+pub const RECEIPTS: &str = "receipts";
 
 /// `block-metadata/{blockId}`.
 pub fn block_metadata(id: &[u8; 32]) -> String {
