@@ -1,7 +1,7 @@
 //! `GET /api/mqtt/v1`: the event API (TIP-28), MQTT 3.1 / 3.1.1 over a WebSocket answering
 //! `Sec-WebSocket-Protocol: mqtt` (docs/events.md §2). Binary frames only (a text frame
-//! closes the connection); packets may be split across frames or share one; each packet
-//! goes out in its own frame.
+//! closes the connection); packets may be split across frames or share one, both ways: what
+//! is queued for a client when it is written goes out in one frame.
 //!
 //! One task per connection reads frames into its [`Session`] and writes what its queue holds.
 //! It closes the connection when CONNECT does not come in time, when nothing arrives for
@@ -17,7 +17,6 @@ use axum::{
     },
     response::{IntoResponse, Response},
 };
-use futures::SinkExt;
 use ledger_events::{metrics::DropReason, outbox::Inbox, session::Session};
 use tokio::time::{interval, sleep_until, timeout, Instant, MissedTickBehavior};
 
@@ -68,6 +67,7 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
     let outbox = Arc::clone(session.outbox());
     let connect_by = Instant::now() + config.connect_timeout;
     let mut last_read = Instant::now();
+    let mut last_write: Option<Instant> = None;
     let mut tick = interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let close = loop {
@@ -99,7 +99,16 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
             }
             packet = inbox.recv() => {
                 let Some(packet) = packet else { break None };
-                match timeout(config.backlog_timeout, write(&mut socket, packet, &mut inbox)).await {
+                // Wait for more to queue behind it if the last write was just now.
+                if let Some(due) = last_write.map(|t| t + WRITE_PACING).filter(|d| *d > Instant::now()) {
+                    sleep_until(due).await;
+                }
+                let frame = gather(packet, &mut inbox);
+                // A full frame may leave more behind it: the next one goes without a pause.
+                let full = frame.len() >= FRAME_BYTES;
+                let written = timeout(config.backlog_timeout, socket.send(Message::Binary(frame))).await;
+                last_write = (!full).then(Instant::now);
+                match written {
                     Ok(Ok(())) => {}
                     Ok(Err(_)) => break None,
                     Err(_) => break Some((close_code::AGAIN, "client does not read")),
@@ -132,23 +141,36 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
     }
 }
 
-/// Most packets written before one flush.
-const BATCH: usize = 64;
+/// Shortest time between two writes to one client: what is published meanwhile goes out in
+/// the next frame. A lone message goes out at once; under a stream of them this turns one
+/// wake-up, frame and system call per message into one per 5 ms per client, for at most that
+/// much delivery latency (docs/decisions.md, "Events").
+const WRITE_PACING: Duration = Duration::from_millis(5);
 
-/// Writes `first` and what else is queued now (up to [`BATCH`] frames), then flushes once.
-async fn write(
-    socket: &mut WebSocket,
-    first: bytes::Bytes,
-    inbox: &mut Inbox,
-) -> Result<(), axum::Error> {
-    socket.feed(Message::Binary(first)).await?;
-    for _ in 1..BATCH {
+/// Bytes of queued packets gathered into one frame (a frame may end up to one packet above).
+const FRAME_BYTES: usize = 256 * 1024;
+
+/// One frame: `first` followed by the packets queued behind it, up to [`FRAME_BYTES`] (MQTT
+/// 3.1.1 §6: a frame may carry several packets; clients read the frames as one byte stream);
+/// `first` itself (no copy) when nothing else is queued.
+fn gather(first: bytes::Bytes, inbox: &mut Inbox) -> bytes::Bytes {
+    if first.len() >= FRAME_BYTES {
+        return first;
+    }
+    let Some(second) = inbox.try_recv() else {
+        return first;
+    };
+    let mut frame =
+        bytes::BytesMut::with_capacity(FRAME_BYTES.min(4 * (first.len() + second.len())));
+    frame.extend_from_slice(&first);
+    frame.extend_from_slice(&second);
+    while frame.len() < FRAME_BYTES {
         let Some(packet) = inbox.try_recv() else {
             break;
         };
-        socket.feed(Message::Binary(packet)).await?;
+        frame.extend_from_slice(&packet);
     }
-    socket.flush().await
+    frame.freeze()
 }
 
 /// Writes what is queued (the answer to the packet that ends the connection), for at most
@@ -160,5 +182,35 @@ async fn flush(socket: &mut WebSocket, inbox: &mut Inbox) {
             sent = socket.send(Message::Binary(packet)) => if sent.is_err() { return },
             () = sleep_until(until) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use ledger_events::outbox::queue;
+
+    use super::*;
+
+    #[test]
+    fn a_frame_takes_what_is_queued_up_to_its_bound_in_order() {
+        let (outbox, mut inbox) = queue(1 << 20, Arc::default());
+        // Alone: the packet itself.
+        assert_eq!(gather(Bytes::from_static(b"a"), &mut inbox), &b"a"[..]);
+        for p in [&b"bc"[..], b"d"] {
+            assert!(outbox.publish(Bytes::copy_from_slice(p)));
+        }
+        assert_eq!(gather(Bytes::from_static(b"a"), &mut inbox), &b"abcd"[..]);
+        assert_eq!(outbox.queued_bytes(), 0);
+        // Packets of a third of the bound and a bit: three make a frame above it, the fourth
+        // waits.
+        let big = Bytes::from(vec![7; FRAME_BYTES / 3 + 1]);
+        for _ in 0..4 {
+            assert!(outbox.publish(big.clone()));
+        }
+        let first = inbox.try_recv().expect("queued");
+        assert_eq!(gather(first, &mut inbox).len(), 3 * big.len());
+        let last = inbox.try_recv().expect("the fourth");
+        assert_eq!(gather(last, &mut inbox).len(), big.len());
     }
 }
