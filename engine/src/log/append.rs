@@ -72,8 +72,10 @@ impl Inner {
             .segment
             .checked_add(1)
             .ok_or(LogError::Full("too many segments"))?;
-        if next >= segment::MAX_SEGMENTS {
-            return Err(LogError::Full("too many segments"));
+        if !self.segments.has_room_for(next) {
+            return Err(LogError::Full(
+                "too many segments since the log was opened (restart to free retired ones)",
+            ));
         }
         let created = Segment::create(&self.dir, next, self.config.segment_size)?;
         self.segments.install(created)?;

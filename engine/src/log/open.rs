@@ -215,7 +215,8 @@ impl Log {
             }
         }
 
-        let segments = SegmentTable::new();
+        // Numbered from the first segment kept: retired numbers are not held.
+        let segments = SegmentTable::new(first);
         let mut recovery = Recovery::default();
         let mut sealed_records = 0u64;
         let mut largest_size = config.segment_size;

@@ -188,6 +188,7 @@ impl Log {
 
 #[cfg(test)]
 mod tests {
+    use super::super::segment::{Segment, MAX_SEGMENTS};
     use super::super::tests::{block, contents, index_path, segment_path, v2, FAST};
     use super::*;
 
@@ -345,5 +346,29 @@ mod tests {
         }
         fs::write(&path, &encode(7)[..LEN - 1]).unwrap();
         assert!(read_first(dir.path()).is_err());
+    }
+
+    #[test]
+    fn segment_numbers_count_from_the_first_kept_one_so_retired_numbers_are_not_held() {
+        // A log whose first kept segment is numbered beyond what one table holds from 0: a
+        // long-running pruning node gets there by retiring segments.
+        let dir = tempfile::tempdir().unwrap();
+        let first = MAX_SEGMENTS + 10;
+        drop(Segment::create(dir.path(), first, 4096).unwrap());
+        write_first(dir.path(), first).unwrap();
+        let config = FAST.with_segment_size(4096);
+        let log = Log::open(dir.path(), config).unwrap();
+        let blocks: Vec<Vec<u8>> = (0..200).map(block).collect();
+        for b in &blocks {
+            log.append_v2(b).unwrap();
+        }
+        log.sync().unwrap();
+        assert!(log.active_segment() > first + 2, "{}", log.active_segment());
+        let before = contents(&log);
+        assert_eq!(before.len(), blocks.len());
+        drop(log);
+        let log = Log::open(dir.path(), config).unwrap();
+        assert_eq!(log.first_segment(), first);
+        assert_eq!(contents(&log), before);
     }
 }

@@ -16,7 +16,9 @@ use super::idx_file::{IdxState, SealedIndex};
 const CHUNK: usize = 256;
 /// Chunks of the [`SegmentTable`]; `CHUNK * CHUNKS` segments at most.
 const CHUNKS: usize = 256;
-/// The largest number of segments a log can have (4 TiB at the default segment size).
+/// The most segments a [`SegmentTable`] holds, counted from its first (4 TiB at the default
+/// segment size): the first segment kept when the log was opened, so retired segments free
+/// their numbers at the next start.
 pub(crate) const MAX_SEGMENTS: u32 = (CHUNK * CHUNKS) as u32;
 
 /// One segment file, mapped whole.
@@ -270,6 +272,8 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), LogError> {
 /// Append-only table of segments; a segment once installed is never moved or dropped before
 /// the table, so `&Segment` (and slices of its map) live as long as `&self`.
 pub(crate) struct SegmentTable {
+    // The number of the segment in the first slot.
+    base: u32,
     chunks: Box<[OnceLock<Chunk>]>,
 }
 
@@ -283,14 +287,23 @@ impl std::fmt::Debug for SegmentTable {
 }
 
 impl SegmentTable {
-    pub(crate) fn new() -> Self {
+    /// A table for segments `base..base + MAX_SEGMENTS`.
+    pub(crate) fn new(base: u32) -> Self {
         Self {
+            base,
             chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
         }
     }
 
+    /// Whether segment `number` has a slot in this table.
+    pub(crate) fn has_room_for(&self, number: u32) -> bool {
+        number
+            .checked_sub(self.base)
+            .is_some_and(|n| n < MAX_SEGMENTS)
+    }
+
     fn slot(&self, number: u32) -> Option<&OnceLock<Segment>> {
-        let n = usize::try_from(number).ok()?;
+        let n = usize::try_from(number.checked_sub(self.base)?).ok()?;
         let chunk = self
             .chunks
             .get(n / CHUNK)?
