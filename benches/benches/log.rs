@@ -8,7 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ledger_engine::internals::log::{Durability, Log, LogConfig};
+use ledger_engine::internals::log::{BlockId, Durability, Log, LogConfig};
 use rand::{Rng, SeedableRng};
 
 /// Random block bodies of 150..650 bytes (a typical v2 block is a few hundred bytes).
@@ -54,6 +54,38 @@ fn append_run(durability: Durability, threads: usize, blocks: &[Vec<u8>]) -> Run
     }
 }
 
+/// The duplicate check of every new block: looking up an id that is not stored, in a log of
+/// `n` sealed segments (64 KiB each, so that many fit in little disk).
+fn absent_lookups() {
+    println!("| sealed segments | records | absent-id lookup |");
+    println!("|---:|---:|---:|");
+    for n in [16u32, 256, 2048] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config = LogConfig::default()
+            .with_durability(Durability::Deferred { interval_ms: 1000 })
+            .with_segment_size(64 << 10);
+        let log = Log::open(dir.path(), config).expect("the log opens");
+        let data = blocks(1_000, 3);
+        let mut i = 0u64;
+        while log.active_segment() < n {
+            let mut b = data[(i % 1_000) as usize].clone();
+            b.extend_from_slice(&i.to_le_bytes());
+            log.append_v2(&b).expect("append");
+            i += 1;
+        }
+        let lookups = 20_000u32;
+        let ids: Vec<BlockId> = (0..lookups)
+            .map(|k| BlockId::V2(ledger_codec::hash::blake2b256(&k.to_le_bytes())))
+            .collect();
+        let start = Instant::now();
+        let found = ids.iter().filter(|id| log.contains(id)).count();
+        let per = start.elapsed() / lookups;
+        assert_eq!(found, 0);
+        println!("| {n} | {i} | {per:.2?} |");
+    }
+    println!();
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench binaries without `--bench`: nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -61,6 +93,7 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    absent_lookups();
     let reopen_blocks = if quick { 100_000 } else { 1_000_000 };
     println!("| mode | threads | blocks | blocks/s | MB/s |");
     println!("|---|---:|---:|---:|---:|");

@@ -68,6 +68,7 @@ impl Inner {
             // Written from the frames of the in-memory index: verified.
             seg.install_index(written, true);
         }
+        self.seal_keys(seg);
         let next = w
             .segment
             .checked_add(1)

@@ -57,6 +57,7 @@ mod open;
 mod read;
 mod retire;
 mod scrub;
+mod sealed_keys;
 mod sync;
 mod types;
 
@@ -115,6 +116,8 @@ struct Inner {
     scrub_stop: AtomicBool,
     /// Set by the scrub once it went through every sealed segment.
     scrub_done: AtomicBool,
+    /// One filter over the keys of every sealed segment (`sealed_keys.rs`).
+    sealed_keys: sealed_keys::SealedKeys,
     /// Told how long each commit fsync took (see [`Log::observe_timings`]).
     timings: OnceLock<Arc<dyn TimingObserver>>,
     /// The directory's `LOCK` file, locked exclusively while the log is open (released by

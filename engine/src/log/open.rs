@@ -384,6 +384,7 @@ impl Log {
             idx_report: Mutex::new(idx_report),
             scrub_stop: AtomicBool::new(false),
             scrub_done: AtomicBool::new(unverified == 0),
+            sealed_keys: sealed_keys::SealedKeys::default(),
             timings: OnceLock::new(),
             _lock: lock,
         });
@@ -415,6 +416,11 @@ impl Log {
                 }
             }
         } else {
+            // Nothing left to verify: the filter over the sealed keys is built now (after a
+            // scrub, by the scrub).
+            if config.scrub {
+                inner.build_sealed_keys();
+            }
             None
         };
         Ok(Self {

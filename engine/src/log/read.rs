@@ -33,6 +33,9 @@ impl Log {
             index.segment()
         };
         let key = idx_format::key_of(id.as_bytes());
+        if !self.inner.sealed_keys.may_hold(key) {
+            return None;
+        }
         let first = self.first_segment();
         for number in (first..active).rev() {
             let Some(seg) = segments.get(number) else {
