@@ -6,7 +6,7 @@
 //! Built from the index files once they are verified (by the scrub after the open, or at the
 //! open when nothing is left to verify), then each roll adds the segment it seals. It never
 //! misses a stored key; about 1 % of absent keys pass while it holds no more than its
-//! capacity, after which the next roll builds it again with four times the room. Until it is
+//! capacity, after which the next roll builds it again with twice the room. Until it is
 //! built, and for every key it passes, lookups go through the segments' own filters.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,7 +32,7 @@ struct Covering {
 
 impl Covering {
     fn with_room_for(keys: usize) -> Self {
-        let capacity = keys.saturating_mul(4).max(MIN_CAPACITY);
+        let capacity = keys.saturating_mul(2).max(MIN_CAPACITY);
         Self {
             filter: AtomicBloomFilter::with_false_pos(FALSE_POSITIVES).expected_items(capacity),
             capacity,
@@ -129,7 +129,7 @@ impl Inner {
     }
 
     /// [`Inner::build_sealed_keys`] with the writer lock already held and `active` the
-    /// segment it appends to: all at once (a stall once each time the keys quadruple).
+    /// segment it appends to: all at once (a stall once each time the keys double).
     fn rebuild_sealed_keys_locked(&self, active: u32) {
         let started = std::time::Instant::now();
         let first = self.first.load(Ordering::Acquire);
