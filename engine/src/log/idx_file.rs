@@ -7,9 +7,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::OnceLock;
 
-use fastbloom::BloomFilter;
 use memmap2::Mmap;
 
 use super::error::LogError;
@@ -17,10 +15,6 @@ use super::format::{self, Scan, KIND_SEAL};
 use super::frames;
 use super::idx_format::{self as layout, Header, HEADER_LEN, KEY_ENTRY_LEN, OFFSET_LEN};
 use super::segment::{self, Segment};
-
-/// The Bloom filter's rate of keys taken for present that are not (about 9.6 bits, 1.2 bytes
-/// of memory, per record).
-const FILTER_FALSE_POSITIVES: f64 = 0.01;
 
 /// The index file of one sealed segment, mapped (or, when a rebuilt one could not be
 /// written, held in memory). Never changed once mapped.
@@ -32,10 +26,6 @@ const FILTER_FALSE_POSITIVES: f64 = 0.01;
 pub(crate) struct SealedIndex {
     bytes: Bytes,
     header: Header,
-    /// A Bloom filter over section B's keys, built on first use (or by the scrub): a lookup
-    /// of an id the segment does not hold (every new block's duplicate check, in every sealed
-    /// segment) costs a few cache lines instead of a binary search over the mapped file.
-    filter: OnceLock<BloomFilter>,
 }
 
 /// Where the bytes of an index live.
@@ -114,7 +104,6 @@ impl SealedIndex {
         let index = Self {
             bytes: Bytes::Mapped(map),
             header,
-            filter: OnceLock::new(),
         };
         index.check(seg, size)?;
         Ok(index)
@@ -221,7 +210,6 @@ impl SealedIndex {
         Ok(Self {
             bytes: Bytes::Mapped(map),
             header,
-            filter: OnceLock::new(),
         })
     }
 
@@ -252,7 +240,6 @@ impl SealedIndex {
         Ok(Self {
             bytes: Bytes::Owned(bytes),
             header,
-            filter: OnceLock::new(),
         })
     }
 
@@ -299,34 +286,10 @@ impl SealedIndex {
     /// order (usually none or one).
     pub(crate) fn offsets_with_key(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
         let n = self.header.count as usize;
-        let first = if self.may_hold(key) {
-            partition_point(n, |i| self.key_entry(i).is_none_or(|(k, _)| k >= key))
-        } else {
-            n
-        };
+        let first = partition_point(n, |i| self.key_entry(i).is_none_or(|(k, _)| k >= key));
         (first..n)
             .map_while(move |i| self.key_entry(i).filter(|(k, _)| *k == key))
             .filter_map(|(_, ordinal)| self.offset(ordinal))
-    }
-
-    /// False when no record's key is `key` (sure); true when one may be (about 1 % of the
-    /// keys that are not there pass too). Builds the filter on first use.
-    fn may_hold(&self, key: u64) -> bool {
-        self.filter().contains_hash(key)
-    }
-
-    /// The filter over section B's keys, built now if not yet (the keys are BLAKE2b bytes,
-    /// so each serves as its own hash). Call only on a verified index.
-    pub(crate) fn filter(&self) -> &BloomFilter {
-        self.filter.get_or_init(|| {
-            let n = self.header.count as usize;
-            let mut filter =
-                BloomFilter::with_false_pos(FILTER_FALSE_POSITIVES).expected_items(n.max(1));
-            for key in self.keys() {
-                filter.insert_hash(key);
-            }
-            filter
-        })
     }
 
     /// The keys of section B, in key order.

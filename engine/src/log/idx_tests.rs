@@ -735,35 +735,3 @@ fn a_damaged_index_of_a_damaged_segment_serves_nothing_of_it_and_never_panics() 
     assert!(again.inserted);
     assert_eq!(log.get(&in_three[0].0).unwrap().location(), again.location);
 }
-
-#[test]
-fn a_sealed_index_filter_passes_every_stored_key_and_few_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = Log::open(dir.path(), SMALL).unwrap();
-    for i in 0..300 {
-        log.append_v2(&block(i)).unwrap();
-    }
-    let all = contents(&log);
-    assert!(sealed_segments(&all) >= 3);
-    for n in 0..sealed_segments(&all) {
-        let seg = log.inner.segments.get(n).unwrap();
-        let index = log.inner.sealed_index(seg).unwrap();
-        let stored: Vec<&BlockId> = all
-            .iter()
-            .filter(|(_, l, _)| l.segment() == n)
-            .map(|(id, _, _)| id)
-            .collect();
-        assert_eq!(index.count() as usize, stored.len());
-        for id in stored {
-            let key = idx_format::key_of(id.as_bytes());
-            assert!(index.filter().contains_hash(key), "no false negative");
-            assert_eq!(index.offsets_with_key(key).count(), 1);
-        }
-        let passed = (0..100_000u64)
-            .map(|i| idx_format::key_of(&ledger_codec::hash::blake2b256(&i.to_le_bytes())))
-            .filter(|key| index.filter().contains_hash(*key))
-            .count();
-        // About 1 % by design; a filter that passed everything would pass all.
-        assert!(passed < 3_000, "{passed} of 100 000 absent keys passed");
-    }
-}

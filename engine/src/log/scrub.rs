@@ -56,8 +56,6 @@ impl Inner {
         let checked = installed.verify_sections();
         self.idx_verified.fetch_add(1, Ordering::AcqRel);
         let Err(why) = checked else {
-            // Built here when the scrub comes first, off the lookup path.
-            installed.filter();
             return IdxState::Verified;
         };
         let path = self.dir.join(SealedIndex::file_name(seg.number));

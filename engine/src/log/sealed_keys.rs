@@ -7,7 +7,7 @@
 //! open when nothing is left to verify), then each roll adds the segment it seals. It never
 //! misses a stored key; about 1 % of absent keys pass while it holds no more than its
 //! capacity, after which the next roll builds it again with twice the room. Until it is
-//! built, and for every key it passes, lookups go through the segments' own filters.
+//! built, and for every key it passes, lookups search each segment's index file.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::RwLock;
