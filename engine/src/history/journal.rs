@@ -217,7 +217,7 @@ impl Journal {
             .get(..HEADER_LEN as usize)
             .ok_or_else(|| damaged("shorter than its header".into()))?;
         // A journal may start before `from`: its rewrite after a new ledger base
-        // (`Journal::rewrite_from`) did not happen before a crash. Those entries are skipped.
+        // (`Journal::begin_rewrite`) did not happen before a crash. Those entries are skipped.
         let first_index = h
             .get(12..16)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -287,39 +287,76 @@ impl Journal {
         ))
     }
 
-    /// Replaces the journal by one that starts at milestone `first` (a new ledger base at
-    /// `first` − 1 made the entries before it unneeded): the kept entries are copied to a
-    /// temporary file, fsynced and renamed over the journal. A crash leaves the old journal or
-    /// the new one, both usable ([`Journal::open_upto`] skips entries before the base).
+    /// Begins replacing the journal by one that starts at milestone `first` (a new ledger
+    /// base at `first` − 1 made the entries before it unneeded): [`Rewrite::copy`] copies the
+    /// kept entries to a temporary file and fsyncs it without holding the journal, then
+    /// [`Journal::finish_rewrite`] adds what was appended meanwhile and renames the file over
+    /// the journal. A crash leaves the old journal or the new one, both usable
+    /// ([`Journal::open_upto`] skips entries before the base).
+    ///
+    /// Returns what the rewrite copies, with a handle of its own on the journal file;
+    /// `None` when the journal starts at `first` or later already.
     ///
     /// # Errors
-    /// I/O failures; the journal is then unchanged.
-    pub(crate) fn rewrite_from(&mut self, first: u32) -> Result<(), HistoryError> {
+    /// The handle could not be made.
+    pub(crate) fn begin_rewrite(&self, first: u32) -> Result<Option<Rewrite>, HistoryError> {
         if first <= self.first_index {
-            return Ok(());
+            return Ok(None);
         }
         let skip = (first - self.first_index) as usize;
         let start = self.offsets.get(skip).copied().unwrap_or(self.end);
-        let mut kept = vec![0u8; usize::try_from(self.end - start).unwrap_or(0)];
-        self.file
-            .read_exact_at(&mut kept, start)
-            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let tmp = self.path.with_extension("journal.tmp");
-        {
-            let mut f = File::create(&tmp).map_err(|e| HistoryError::io("creating", &tmp, e))?;
-            f.write_all(&header(first))
-                .and_then(|()| f.write_all(&kept))
-                .and_then(|()| f.sync_all())
-                .map_err(|e| HistoryError::io("writing", &tmp, e))?;
+        let source = self
+            .file
+            .try_clone()
+            .map_err(|e| HistoryError::io("opening", &self.path, e))?;
+        Ok(Some(Rewrite {
+            first,
+            from_first_index: self.first_index,
+            start,
+            copied_to: start,
+            end: self.end,
+            source,
+            tmp_path: self.path.with_extension("journal.tmp"),
+            tmp: None,
+        }))
+    }
+
+    /// Ends `rewrite` (begun on this journal, its copy done): the entries appended since are
+    /// copied too, the temporary file is fsynced and renamed over the journal, and the journal
+    /// continues in it.
+    ///
+    /// # Errors
+    /// I/O failures, or a rewrite begun on another state of the journal; the journal is then
+    /// unchanged.
+    pub(crate) fn finish_rewrite(&mut self, mut rewrite: Rewrite) -> Result<(), HistoryError> {
+        if rewrite.from_first_index != self.first_index || rewrite.tmp.is_none() {
+            return Err(HistoryError::io(
+                "rewriting",
+                &self.path,
+                std::io::Error::other("the rewrite does not belong to this journal"),
+            ));
         }
-        std::fs::rename(&tmp, &self.path).map_err(|e| HistoryError::io("renaming", &tmp, e))?;
+        rewrite.copy_upto(self.end)?;
+        let Rewrite {
+            first,
+            start,
+            tmp_path,
+            tmp,
+            ..
+        } = rewrite;
+        tmp.map(|f| f.sync_all())
+            .transpose()
+            .map_err(|e| HistoryError::io("writing", &tmp_path, e))?;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::rename(&tmp_path, &self.path)
+            .map_err(|e| HistoryError::io("renaming", &tmp_path, e))?;
         fsync_dir(dir)?;
         self.file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&self.path)
             .map_err(|e| HistoryError::io("opening", &self.path, e))?;
+        let skip = (first - self.first_index) as usize;
         let shift = start - HEADER_LEN;
         self.offsets = self.offsets.split_off(skip.min(self.offsets.len()));
         for o in &mut self.offsets {
@@ -436,6 +473,62 @@ impl Journal {
     }
 }
 
+/// A journal rewrite in progress (see [`Journal::begin_rewrite`]).
+#[derive(Debug)]
+pub(crate) struct Rewrite {
+    first: u32,
+    // The journal's first index when the rewrite began (a rewrite ends on that journal only).
+    from_first_index: u32,
+    // Where the kept entries start in the journal file, and how far they are copied.
+    start: u64,
+    copied_to: u64,
+    // Where the journal ended when the rewrite began.
+    end: u64,
+    source: File,
+    tmp_path: PathBuf,
+    tmp: Option<File>,
+}
+
+impl Rewrite {
+    /// Copies the entries present when the rewrite began into the temporary file and fsyncs
+    /// it: the long part, done without holding the journal (entries are only ever appended,
+    /// so the bytes copied do not change).
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub(crate) fn copy(&mut self) -> Result<(), HistoryError> {
+        let mut f = File::create(&self.tmp_path)
+            .map_err(|e| HistoryError::io("creating", &self.tmp_path, e))?;
+        f.write_all(&header(self.first))
+            .map_err(|e| HistoryError::io("writing", &self.tmp_path, e))?;
+        self.tmp = Some(f);
+        self.copy_upto(self.end)?;
+        if let Some(f) = &self.tmp {
+            f.sync_all()
+                .map_err(|e| HistoryError::io("writing", &self.tmp_path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Appends the journal's bytes from where the copy stopped to `end`.
+    fn copy_upto(&mut self, end: u64) -> Result<(), HistoryError> {
+        let Some(tmp) = self.tmp.as_mut() else {
+            return Ok(());
+        };
+        if end <= self.copied_to {
+            return Ok(());
+        }
+        let mut bytes = vec![0u8; usize::try_from(end - self.copied_to).unwrap_or(0)];
+        self.source
+            .read_exact_at(&mut bytes, self.copied_to)
+            .map_err(|e| HistoryError::io("reading", &self.tmp_path, e))?;
+        tmp.write_all(&bytes)
+            .map_err(|e| HistoryError::io("writing", &self.tmp_path, e))?;
+        self.copied_to = end;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,7 +595,9 @@ mod tests {
             j.append(&entry(i)).unwrap();
         }
         let old = std::fs::read(&path).unwrap();
-        j.rewrite_from(4).unwrap();
+        let mut rewrite = j.begin_rewrite(4).unwrap().expect("entries to drop");
+        rewrite.copy().unwrap();
+        j.finish_rewrite(rewrite).unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() < old.len() as u64);
         assert_eq!(j.read_entry(3).unwrap(), None);
         assert_eq!(j.read_entry(5).unwrap(), Some(entry(5)));
@@ -523,6 +618,39 @@ mod tests {
         std::fs::write(&path, &old).unwrap();
         let (_, got) = Journal::open_upto(&path, 4, 6).unwrap();
         assert_eq!(got, (4..=6).map(entry).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_rewrite_keeps_what_is_appended_while_it_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1).unwrap();
+        for i in 1..=6 {
+            j.append(&entry(i)).unwrap();
+        }
+        let mut rewrite = j.begin_rewrite(4).unwrap().expect("entries to drop");
+        rewrite.copy().unwrap();
+        // Confirmations go on while the copy runs.
+        j.append(&entry(7)).unwrap();
+        j.append(&entry(8)).unwrap();
+        assert_eq!(
+            j.read_entry(2).unwrap(),
+            Some(entry(2)),
+            "unchanged until the end"
+        );
+        j.finish_rewrite(rewrite).unwrap();
+        assert_eq!(j.read_entry(3).unwrap(), None);
+        for i in 4..=8 {
+            assert_eq!(j.read_entry(i).unwrap(), Some(entry(i)));
+        }
+        j.append(&entry(9)).unwrap();
+        drop(j);
+        let (_, got) = Journal::open_upto(&path, 4, 9).unwrap();
+        assert_eq!(got, (4..=9).map(entry).collect::<Vec<_>>());
+        assert!(!dir.path().join("milestones.journal.tmp").exists());
+        // Nothing to drop: no rewrite.
+        let (j, _) = Journal::open_upto(&path, 4, 9).unwrap();
+        assert!(j.begin_rewrite(4).unwrap().is_none());
     }
 
     #[test]

@@ -187,6 +187,20 @@ impl Engine {
                 len,
             });
         }
+        // The journal's kept entries are copied (and fsynced) without the state lock, which
+        // submits need; what confirmations append meanwhile is copied under it.
+        let rewrite = self
+            .read()
+            .journal
+            .begin_rewrite(index.saturating_add(1))
+            .map_err(failed)?;
+        let rewrite = match rewrite {
+            Some(mut r) => {
+                r.copy().map_err(failed)?;
+                Some(r)
+            }
+            None => None,
+        };
         let mut st = self.write();
         // Rows booked at or below `index` changed at most their spent columns meanwhile
         // (the pruning lock keeps other prunes out).
@@ -196,9 +210,9 @@ impl Engine {
             }
         }
         st.base_blob = blob;
-        st.journal
-            .rewrite_from(index.saturating_add(1))
-            .map_err(failed)?;
+        if let Some(r) = rewrite {
+            st.journal.finish_rewrite(r).map_err(failed)?;
+        }
         Ok(ids.len())
     }
 }
