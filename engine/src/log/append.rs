@@ -48,6 +48,7 @@ impl Inner {
     /// segment's records. A failure leaves the writer on the sealed segment, so the next
     /// append retries the roll (the seal is rewritten with the same bytes).
     pub(super) fn roll(&self, w: &mut Writer) -> Result<(), LogError> {
+        let started = std::time::Instant::now();
         let seg = self.segment(w.segment)?;
         let mut body = [0u8; format::SEAL_BODY_LEN];
         body[..4].copy_from_slice(&w.records.to_le_bytes());
@@ -84,6 +85,7 @@ impl Inner {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .restart(next, HEADER_LEN as u32);
+        let records = w.records;
         *w = Writer {
             segment: next,
             offset: HEADER_LEN as u32,
@@ -91,6 +93,21 @@ impl Inner {
             records: 0,
             buf: std::mem::take(&mut w.buf),
         };
+        // Appends wait for the whole roll (it holds the writer lock): said at INFO when long.
+        let ms = started.elapsed().as_millis();
+        if ms >= SLOW_ROLL_MS {
+            tracing::info!(
+                segment = seg.number,
+                records,
+                ms,
+                "log segment sealed (slow)"
+            );
+        } else {
+            tracing::debug!(segment = seg.number, records, ms, "log segment sealed");
+        }
         Ok(())
     }
 }
+
+/// A roll taking this long (appends wait for it) is logged at INFO.
+const SLOW_ROLL_MS: u128 = 100;
