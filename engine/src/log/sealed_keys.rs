@@ -76,38 +76,22 @@ impl Inner {
     /// The keys are read without the writer lock; the segments sealed meanwhile are added
     /// under it, so no roll is missed.
     pub(super) fn build_sealed_keys(&self) {
+        let started = std::time::Instant::now();
         let upto = self.active_segment();
-        let first = self.first.load(Ordering::Acquire);
-        let indexes = |from: u32, to: u32| {
-            (from..to).filter_map(|n| self.sealed_index(self.segments.get(n)?))
+        let Some(covering) = self.covering_of(upto) else {
+            return;
         };
-        let keys: usize = indexes(first, upto).map(|i| i.count() as usize).sum();
-        let covering = Covering::with_room_for(keys);
-        for index in indexes(first, upto) {
-            if self.scrub_stop.load(Ordering::Acquire) {
-                return;
-            }
-            covering.add(index);
-        }
         let w = lock(&self.writer);
-        for index in indexes(upto, w.segment) {
+        for index in self.sealed_indexes(upto, w.segment) {
             covering.add(index);
         }
-        tracing::debug!(
-            keys = covering.keys.load(Ordering::Acquire),
-            capacity = covering.capacity,
-            "filter over the sealed segments' keys built"
-        );
-        *self
-            .sealed_keys
-            .covering
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(covering);
+        self.install_sealed_keys(covering, started, "built");
         drop(w);
     }
 
     /// A roll sealed `seg` (the writer lock held): its keys join the filter; a filter past
-    /// its capacity is built again, larger.
+    /// its capacity is built again, larger, all at once (a stall of this roll once each time
+    /// the keys double).
     pub(super) fn seal_keys(&self, seg: &Segment) {
         let full = {
             let covering = self
@@ -124,27 +108,43 @@ impl Inner {
             covering.is_full()
         };
         if full {
-            self.rebuild_sealed_keys_locked(seg.number + 1);
+            let started = std::time::Instant::now();
+            if let Some(covering) = self.covering_of(seg.number + 1) {
+                self.install_sealed_keys(covering, started, "rebuilt with more room");
+            }
         }
     }
 
-    /// [`Inner::build_sealed_keys`] with the writer lock already held and `active` the
-    /// segment it appends to: all at once (a stall once each time the keys double).
-    fn rebuild_sealed_keys_locked(&self, active: u32) {
-        let started = std::time::Instant::now();
+    /// The verified indexes of the sealed segments `from..to`.
+    fn sealed_indexes(&self, from: u32, to: u32) -> impl Iterator<Item = &SealedIndex> {
+        (from..to).filter_map(|n| self.sealed_index(self.segments.get(n)?))
+    }
+
+    /// A filter over the keys of the kept segments below `upto`, with room for twice as many;
+    /// `None` when the log is being dropped meanwhile.
+    fn covering_of(&self, upto: u32) -> Option<Covering> {
         let first = self.first.load(Ordering::Acquire);
-        let indexes: Vec<&SealedIndex> = (first..active)
-            .filter_map(|n| self.sealed_index(self.segments.get(n)?))
-            .collect();
-        let covering = Covering::with_room_for(indexes.iter().map(|i| i.count() as usize).sum());
-        for index in indexes {
+        let keys = self
+            .sealed_indexes(first, upto)
+            .map(|i| i.count() as usize)
+            .sum();
+        let covering = Covering::with_room_for(keys);
+        for index in self.sealed_indexes(first, upto) {
+            if self.scrub_stop.load(Ordering::Acquire) {
+                return None;
+            }
             covering.add(index);
         }
+        Some(covering)
+    }
+
+    /// Puts `covering` in place of the filter (the writer lock held) and says so.
+    fn install_sealed_keys(&self, covering: Covering, started: std::time::Instant, how: &str) {
         tracing::info!(
             keys = covering.keys.load(Ordering::Acquire),
             capacity = covering.capacity,
             ms = started.elapsed().as_millis(),
-            "filter over the sealed segments' keys rebuilt with more room"
+            "filter over the sealed segments' keys {how}"
         );
         *self
             .sealed_keys
@@ -209,7 +209,9 @@ mod tests {
         // Built again as when full: the same answers.
         {
             let w = lock(&log.inner.writer);
-            log.inner.rebuild_sealed_keys_locked(w.segment);
+            let covering = log.inner.covering_of(w.segment).unwrap();
+            log.inner
+                .install_sealed_keys(covering, Instant::now(), "rebuilt");
         }
         assert_all_found(&log, 300);
         assert!(absent_passed(&log) < 500);
