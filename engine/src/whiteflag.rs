@@ -20,7 +20,7 @@ use ledger_codec::Codec;
 
 use crate::error::EngineError;
 use crate::indexer::IndexEntry;
-use crate::log::{Location, Log};
+use crate::log::{Location, Log, Reader};
 use crate::semantic::{self, ConflictReason};
 use crate::tangle::{BlockId, Inclusion, Tangle};
 use crate::utxo::{BytesLoc, Ledger, NewOutput, OutputId};
@@ -75,7 +75,11 @@ struct TxBlock<'a> {
 }
 
 /// Reads the output bytes at `loc` (a block record in the log, or genesis).
-pub fn output_bytes<'a>(log: &'a Log, genesis_blob: &'a [u8], loc: BytesLoc) -> Option<&'a [u8]> {
+pub fn output_bytes<'a>(
+    log: &'a Reader<'_>,
+    genesis_blob: &'a [u8],
+    loc: BytesLoc,
+) -> Option<&'a [u8]> {
     let base = if loc.record == BytesLoc::GENESIS {
         genesis_blob
     } else {
@@ -153,6 +157,7 @@ fn signature_masks(txs: &[&Transaction<'_>], chunk: fn(usize) -> usize) -> Vec<u
 /// cannot be read or carry no transaction are left out; white-flag verifies
 /// whatever has no cached verdict.
 pub fn verify_arrived(log: &Log, arrived: &[(BlockId, u64)]) -> Vec<(BlockId, u128)> {
+    let log = log.reader();
     let blocks: Vec<(BlockId, Block<'_>)> = arrived
         .iter()
         .filter_map(|(id, record)| {
@@ -211,6 +216,9 @@ pub fn compute(
         log,
         genesis_blob,
     } = store;
+    // Keeps the segments it reads mapped until the confirmation is computed.
+    let reader = log.reader();
+    let log = &reader;
     let cone = tangle.unreferenced_cone(parents).map_err(|id| {
         EngineError::Inconsistent(format!(
             "block 0x{} of the cone is unknown",

@@ -382,12 +382,6 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_LOG_SEGMENT_SIZE", value_name = "SIZE")]
     pub log_segment_size: Option<String>,
 
-    /// Seconds a log segment retired by pruning stays readable before its disk space is
-    /// released (a read that found a block just before the retirement finishes meanwhile)
-    /// [default: 60].
-    #[arg(long, env = "LEDGER_NODE_LOG_RETIRE_GRACE", value_name = "SECS")]
-    pub log_retire_grace: Option<u64>,
-
     /// Directory of the automatic snapshot files (full_snapshot.bin, delta_snapshot.bin) and
     /// of those POST /control/snapshots/create writes [default: DATA_DIR/snapshots].
     #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DIR", value_name = "DIR")]
@@ -578,7 +572,6 @@ impl RunArgs {
                 .or(lower.snapshot_delta_threshold_percentage),
             snapshot_dir: self.snapshot_dir.or(lower.snapshot_dir),
             log_segment_size: self.log_segment_size.or(lower.log_segment_size),
-            log_retire_grace: self.log_retire_grace.or(lower.log_retire_grace),
         }
     }
 }

@@ -110,8 +110,6 @@ pub struct NodeConfig {
     pub snapshots: ledger_engine::SnapshotConfig,
     /// Size of new block log segment files.
     pub log_segment_size: u32,
-    /// How long a retired log segment stays readable.
-    pub log_retire_grace: Duration,
 }
 
 /// The size of new log segment files given as `--log-segment-size`, checked.
@@ -321,9 +319,6 @@ impl NodeConfig {
             pruning,
             snapshots,
             log_segment_size,
-            log_retire_grace: args
-                .log_retire_grace
-                .map_or(ledger_engine::DEFAULT_RETIRE_GRACE, Duration::from_secs),
             data_dir,
             genesis: args.genesis,
             snapshot_full: args.snapshot_full,

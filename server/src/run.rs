@@ -172,7 +172,6 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.snapshots = config.snapshots.clone();
     engine_config.durability = config.log_durability;
     engine_config.log_segment_size = config.log_segment_size;
-    engine_config.retire_grace = config.log_retire_grace;
     Ok(Engine::open(engine_config)?)
 }
 

@@ -475,7 +475,7 @@ impl BlockMetaFiles {
 
 impl Archive for BlockMetaFiles {
     fn locate(&self, id: &BlockId) -> Option<u64> {
-        self.log.get(&LogId::V2(*id)).map(|r| r.location().to_u64())
+        self.log.locate(&LogId::V2(*id)).map(Location::to_u64)
     }
 
     fn read(&self, id: &BlockId, record: u64) -> Result<Option<Archived>, ArchiveError> {

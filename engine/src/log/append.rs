@@ -64,21 +64,16 @@ impl Inner {
         if !seg.is_sealed() {
             let written = {
                 let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-                SealedIndex::write(&self.dir, seg, index.offsets(), w.offset, w.size)?
+                SealedIndex::write(&self.dir, &seg, index.offsets(), w.offset, w.size)?
             };
             // Written from the frames of the in-memory index: verified.
             seg.install_index(written, true);
         }
-        self.seal_keys(seg);
+        self.seal_keys(&seg);
         let next = w
             .segment
             .checked_add(1)
             .ok_or(LogError::Full("too many segments"))?;
-        if !self.segments.has_room_for(next) {
-            return Err(LogError::Full(
-                "too many segments since the log was opened (restart to free retired ones)",
-            ));
-        }
         let created = Segment::create(&self.dir, next, self.config.segment_size)?;
         self.segments.install(created)?;
         self.index
@@ -111,3 +106,26 @@ impl Inner {
 
 /// A roll taking this long (appends wait for it) is logged at INFO.
 const SLOW_ROLL_MS: u128 = 100;
+
+impl Log {
+    /// Seals the active segment now and starts the next one, if it holds at least one record
+    /// and `min_bytes` of frames; returns whether it did. Pruning uses it to keep segments
+    /// small enough that disk follows the pruning index closely (a retired segment is the
+    /// unit of disk given back).
+    ///
+    /// # Errors
+    /// As a roll during an append: I/O failures ([`Log::append_v2`]).
+    pub fn seal_active(&self, min_bytes: u64) -> Result<bool, LogError> {
+        let inner = &*self.inner;
+        if inner.poisoned.load(Ordering::Acquire) {
+            return Err(LogError::Poisoned);
+        }
+        let mut w = lock(&inner.writer);
+        let used = u64::from(w.offset).saturating_sub(HEADER_LEN as u64);
+        if w.records == 0 || used < min_bytes {
+            return Ok(false);
+        }
+        inner.roll(&mut w)?;
+        Ok(true)
+    }
+}

@@ -4,7 +4,7 @@
 
 use super::format::{self, Scan, FRAME_KIND_OFFSET, FRAME_LEN_OFFSET, KIND_V2, KIND_V3};
 use super::index::Entry;
-use super::segment::SegmentTable;
+use super::segment::Segments;
 use super::BlockId;
 
 /// The parts of a stored frame.
@@ -13,6 +13,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) kind: u8,
     pub(crate) id: &'a [u8],
     pub(crate) body: &'a [u8],
+    /// Offset of `body` inside its segment.
+    pub(crate) body_start: usize,
     /// Offset one past the frame inside its segment.
     pub(crate) end: usize,
 }
@@ -36,6 +38,7 @@ pub(crate) fn parts_at(segment: &[u8], at: u32) -> Option<Parts<'_>> {
         kind,
         id: segment.get(id_start..body_start)?,
         body: segment.get(body_start..end)?,
+        body_start,
         end,
     })
 }
@@ -56,12 +59,12 @@ pub(crate) fn verified_at(segment: &[u8], at: u32) -> Result<Parts<'_>, &'static
 }
 
 /// Splits the frame at `e` without checking its checksum.
-pub(crate) fn parts(segments: &SegmentTable, e: Entry) -> Option<Parts<'_>> {
+pub(crate) fn parts(segments: &Segments, e: Entry) -> Option<Parts<'_>> {
     parts_at(segments.get(e.segment)?.bytes(), e.offset)
 }
 
 /// Id of the record at `e`.
-pub(crate) fn id_at(segments: &SegmentTable, e: Entry) -> Option<BlockId> {
+pub(crate) fn id_at(segments: &Segments, e: Entry) -> Option<BlockId> {
     let p = parts(segments, e)?;
     BlockId::from_parts(p.kind, p.id)
 }

@@ -33,11 +33,15 @@ fn assert_lookups(log: &Log, all: &Contents) {
     assert_eq!(log.len(), all.len() as u64);
     assert_same(&contents(log), all, "contents");
     for (id, loc, bytes) in all {
-        let r = log.get(id).unwrap_or_else(|| panic!("{loc:?} not found"));
+        let reader = log.reader();
+        let r = reader
+            .get(id)
+            .unwrap_or_else(|| panic!("{loc:?} not found"));
         assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]));
         assert!(log.contains(id));
-        assert_eq!(log.read(*loc).unwrap().bytes(), &bytes[..]);
+        assert_eq!(log.reader().read(*loc).unwrap().bytes(), &bytes[..]);
         assert!(log
+            .reader()
             .read(Location {
                 segment: loc.segment,
                 offset: loc.offset + 1
@@ -45,7 +49,7 @@ fn assert_lookups(log: &Log, all: &Contents) {
             .is_none());
     }
     for i in 10_000..10_100 {
-        assert!(log.get(&v2(&block(i))).is_none());
+        assert!(log.reader().get(&v2(&block(i))).is_none());
     }
 }
 
@@ -164,7 +168,8 @@ fn iter_from_ordinal_and_end_agree_with_append_order() {
         assert_eq!(log.ordinal(beyond), None);
         // From the start, from each record, from inside a record, from the end.
         let from = |l: Location| {
-            log.iter_from(l)
+            log.reader()
+                .iter_from(l)
                 .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
                 .collect::<Contents>()
         };
@@ -185,9 +190,9 @@ fn iter_from_ordinal_and_end_agree_with_append_order() {
         assert!(end > all.last().unwrap().1);
         assert!(from(end).is_empty());
         assert!(from(beyond).is_empty());
-        assert_eq!(log.iter_from(start).size_hint().1, Some(all.len()));
+        assert_eq!(log.reader().iter_from(start).size_hint().1, Some(all.len()));
         assert_eq!(
-            log.iter_from(all[100].1).size_hint().1,
+            log.reader().iter_from(all[100].1).size_hint().1,
             Some(all.len() - 100)
         );
         // The next append lands at the end, or at the start of the next segment.
@@ -200,7 +205,8 @@ fn iter_from_ordinal_and_end_agree_with_append_order() {
         assert_eq!(from(end).len(), 1);
         assert!(log.end() > a.location);
         // An iterator is a snapshot: later appends are not visited.
-        let mut it = log.iter_from(a.location);
+        let reader = log.reader();
+        let mut it = reader.iter_from(a.location);
         log.append_v2(&block(9_100 + round)).unwrap();
         assert_eq!(it.next().unwrap().location(), a.location);
         assert!(it.next().is_none());
@@ -344,9 +350,9 @@ fn a_flipped_frame_of_an_indexed_sealed_segment_is_never_served() {
     let log = Log::open(dir.path(), SMALL).unwrap();
     assert_eq!(log.recovery().scanned_segments, 1, "segment 4 not scanned");
     for hit in [body_hit, id_hit] {
-        assert!(log.get(&hit.0).is_none(), "{:?}", hit.1);
+        assert!(log.reader().get(&hit.0).is_none(), "{:?}", hit.1);
         assert!(!log.contains(&hit.0));
-        assert!(log.read(hit.1).is_none());
+        assert!(log.reader().read(hit.1).is_none());
         assert!(log.durable_mark(&hit.0).is_none());
     }
     assert!(log.stats().corrupt_reads >= 4);
@@ -361,12 +367,15 @@ fn a_flipped_frame_of_an_indexed_sealed_segment_is_never_served() {
         "iteration skips the damaged records",
     );
     for (id, loc, bytes) in &intact {
-        assert_eq!(log.get(id).unwrap().bytes(), &bytes[..], "{loc:?}");
+        assert_eq!(log.reader().get(id).unwrap().bytes(), &bytes[..], "{loc:?}");
     }
     // The block arrives again: stored anew (the damaged copy does not count as stored).
     let again = log.append_v2(&body_hit.2).unwrap();
     assert!(again.inserted);
-    assert_eq!(log.get(&body_hit.0).unwrap().location(), again.location);
+    assert_eq!(
+        log.reader().get(&body_hit.0).unwrap().location(),
+        again.location
+    );
 }
 
 #[test]
@@ -499,7 +508,9 @@ fn random_appends_and_reopens_keep_get_equal_to_a_model_map() {
                     let n = rng.gen_range(0..600u64);
                     let id = v2(&block(n));
                     assert_eq!(
-                        log.get(&id).map(|r| (r.location(), r.bytes().to_vec())),
+                        log.reader()
+                            .get(&id)
+                            .map(|r| (r.location(), r.bytes().to_vec())),
                         model.get(&id).cloned(),
                         "seed {seed}, block {n}"
                     );
@@ -508,12 +519,13 @@ fn random_appends_and_reopens_keep_get_equal_to_a_model_map() {
             assert_eq!(log.len(), model.len() as u64);
         }
         for (id, (loc, bytes)) in &model {
-            let r = log.get(id).unwrap();
+            let reader = log.reader();
+            let r = reader.get(id).unwrap();
             assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]), "seed {seed}");
         }
         let mut locations: Vec<_> = model.values().map(|m| m.0).collect();
         locations.sort();
-        let iterated: Vec<_> = log.iter().map(|r| r.location()).collect();
+        let iterated: Vec<_> = log.reader().iter().map(|r| r.location()).collect();
         assert_eq!(iterated, locations, "seed {seed}");
     }
 }
@@ -561,11 +573,14 @@ fn open_reads_no_index_section_and_a_lookup_verifies_only_its_segment() {
     assert!(!health.scrub_done, "no scrub");
     // The active segment's records need no index file.
     let last = all.last().unwrap();
-    assert_eq!(log.get(&last.0).unwrap().bytes(), &last.2[..]);
+    assert_eq!(log.reader().get(&last.0).unwrap().bytes(), &last.2[..]);
     assert_eq!(log.index_health().verified, 0);
     // A read in segment 5 verifies segment 5 only.
     let in_five = all.iter().find(|r| r.1.segment() == 5).unwrap();
-    assert_eq!(log.read(in_five.1).unwrap().bytes(), &in_five.2[..]);
+    assert_eq!(
+        log.reader().read(in_five.1).unwrap().bytes(),
+        &in_five.2[..]
+    );
     assert_eq!(log.ordinal(in_five.1), Some(0));
     let health = log.index_health();
     assert_eq!((health.verified, health.unverified), (1, sealed - 1));
@@ -593,7 +608,10 @@ fn a_lookup_in_a_damaged_unverified_segment_gets_the_right_record_after_a_rebuil
     flip(&path, key_entry_of(&pristine, ordinal) as u64 + 7);
     let log = Log::open(dir.path(), NO_SCRUB).unwrap();
     assert_eq!(log.recovery().rebuilt_indexes, vec![]);
-    let got = log.get(&target.0).expect("found through the rebuilt index");
+    let reader = log.reader();
+    let got = reader
+        .get(&target.0)
+        .expect("found through the rebuilt index");
     assert_eq!((got.location(), got.bytes()), (target.1, &target.2[..]));
     let health = log.index_health();
     assert_eq!(
@@ -671,7 +689,8 @@ fn lookups_racing_the_scrub_rebuild_a_damaged_index_once() {
                 let (log, all) = (&log, &all);
                 s.spawn(move || {
                     for (id, loc, bytes) in all.iter().skip(t).step_by(4) {
-                        let r = log.get(id).unwrap_or_else(|| panic!("{loc:?}"));
+                        let reader = log.reader();
+                        let r = reader.get(id).unwrap_or_else(|| panic!("{loc:?}"));
                         assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]));
                     }
                 });
@@ -701,8 +720,8 @@ fn a_damaged_index_of_a_damaged_segment_serves_nothing_of_it_and_never_panics() 
     let log = Log::open(dir.path(), NO_SCRUB).unwrap();
     assert_eq!(log.recovery().rebuilt_indexes, vec![]);
     for (id, loc, _) in &in_three {
-        assert!(log.get(id).is_none(), "{loc:?}");
-        assert!(log.read(*loc).is_none());
+        assert!(log.reader().get(id).is_none(), "{loc:?}");
+        assert!(log.reader().read(*loc).is_none());
         assert_eq!(log.ordinal(*loc), None);
     }
     let health = log.index_health();
@@ -728,10 +747,13 @@ fn a_damaged_index_of_a_damaged_segment_serves_nothing_of_it_and_never_panics() 
     let others: Contents = all.iter().filter(|r| r.1.segment() != 3).cloned().collect();
     assert_same(&contents(&log), &others, "iteration skips segment 3");
     for (id, loc, bytes) in &others {
-        assert_eq!(log.get(id).unwrap().bytes(), &bytes[..], "{loc:?}");
+        assert_eq!(log.reader().get(id).unwrap().bytes(), &bytes[..], "{loc:?}");
     }
     // A block of segment 3 arrives again: stored anew in the active segment.
     let again = log.append_v2(&in_three[0].2).unwrap();
     assert!(again.inserted);
-    assert_eq!(log.get(&in_three[0].0).unwrap().location(), again.location);
+    assert_eq!(
+        log.reader().get(&in_three[0].0).unwrap().location(),
+        again.location
+    );
 }

@@ -13,7 +13,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 use super::frames;
-use super::segment::SegmentTable;
+use super::segment::Segments;
 use super::{BlockId, Location};
 
 /// Where a record's frame starts.
@@ -94,7 +94,7 @@ impl Index {
     /// Builds the tables over the records of the active segment `segment` at `offsets`
     /// (append order).
     pub(crate) fn build(
-        segments: &SegmentTable,
+        segments: &Segments,
         segment: u32,
         offsets: Vec<u32>,
         end: u32,
@@ -149,7 +149,7 @@ impl Index {
     }
 
     /// The active segment's record with this id.
-    pub(crate) fn find(&self, segments: &SegmentTable, id: &BlockId) -> Option<Entry> {
+    pub(crate) fn find(&self, segments: &Segments, id: &BlockId) -> Option<Entry> {
         let hash = self.hash(id);
         let entry = |record: u32| {
             Some(Entry {

@@ -17,7 +17,8 @@
 //! use ledger_engine::internals::log::{Log, LogConfig};
 //! let log = Log::open("data/log", LogConfig::default())?;
 //! let appended = log.append_v2(b"block bytes")?;
-//! let record = log.read(appended.location).expect("just appended");
+//! let reader = log.reader();
+//! let record = reader.read(appended.location).expect("just appended");
 //! assert_eq!(record.bytes(), b"block bytes");
 //! # Ok(()) }
 //! ```
@@ -50,7 +51,7 @@ pub use salvage::{salvage, SalvageReport};
 use format::{Scan, FRAME_HEADER_LEN, HEADER_LEN, KIND_SEAL, KIND_V2, KIND_V3, SEAL_FRAME_LEN};
 use idx_file::SealedIndex;
 use index::{Entry, Index};
-use segment::{Segment, SegmentTable};
+use segment::{Segment, SegmentTable, Segments};
 
 mod append;
 mod open;
@@ -62,14 +63,14 @@ mod sync;
 mod types;
 
 use open::{corrupted, max_body};
-pub use read::Iter;
+pub use read::{Iter, Reader};
 pub use retire::Retired;
 pub use sync::Durable;
 use sync::SyncState;
 use types::pos;
 pub use types::{
-    Appended, BlockId, Durability, IndexHealth, Location, LogConfig, LogStats, Record, RecordKind,
-    Recovery,
+    Appended, BlockId, Durability, IndexHealth, Location, LogConfig, LogStats, Record, RecordBytes,
+    RecordKind, Recovery,
 };
 
 /// The append-only block log. Share it as `Arc<Log>`: every method takes `&self`.
@@ -194,7 +195,7 @@ impl Log {
         w.buf = buf;
         written.map_err(|e| LogError::io("write", &seg.path, e))?;
         if inner.config.durability == Durability::EveryAppend {
-            if let Err(e) = inner.commit(seg) {
+            if let Err(e) = inner.commit(&seg) {
                 inner.poison();
                 return Err(LogError::io("fsync", &seg.path, e));
             }
@@ -305,9 +306,11 @@ impl Drop for Log {
 }
 
 impl Inner {
-    fn segment(&self, n: u32) -> Result<&Segment, LogError> {
+    fn segment(&self, n: u32) -> Result<Arc<Segment>, LogError> {
         self.segments
-            .get(n)
+            .load()
+            .get_arc(n)
+            .cloned()
             .ok_or_else(|| corrupted(n, 0, "segment not installed"))
     }
 }

@@ -347,7 +347,7 @@ impl Log {
         };
         recovery.segments = writer.segment.saturating_add(1).saturating_sub(first);
         let index = Index::build(
-            &segments,
+            &segments.load(),
             writer.segment,
             offsets,
             writer.offset,

@@ -20,14 +20,15 @@ impl Log {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The record with this id and its parts: the active segment first, then the sealed
-    /// segments from the newest to the oldest.
-    fn lookup(&self, id: &BlockId) -> Option<(Entry, Parts<'_>)> {
-        let segments = &self.inner.segments;
+    /// The record with this id: the active segment first, then the sealed segments from the
+    /// newest to the oldest, as far as `segs` holds them.
+    fn lookup<'s>(&self, segs: &'s Segments, id: &BlockId) -> Option<Record<'s>> {
         let active = {
             let index = self.index();
-            if let Some(e) = index.find(segments, id) {
-                return Some((e, frames::parts(segments, e)?));
+            if let Some(e) = index.find(segs, id) {
+                let seg = segs.get_arc(e.segment)?;
+                let parts = frames::parts_at(seg.bytes(), e.offset)?;
+                return Some(Record::new(e.location(), seg, parts));
             }
             // Every segment before this one has its index file installed.
             index.segment()
@@ -38,7 +39,7 @@ impl Log {
         }
         let first = self.first_segment();
         for number in (first..active).rev() {
-            let Some(seg) = segments.get(number) else {
+            let Some(seg) = segs.get_arc(number) else {
                 continue;
             };
             // Verified first if the scrub has not got to it yet; a segment that cannot be
@@ -49,11 +50,13 @@ impl Log {
             for offset in sealed.offsets_with_key(key) {
                 // The index only narrows the search: the id in the frame decides.
                 if frames::parts_at(seg.bytes(), offset).is_some_and(|p| p.is(id)) {
-                    let e = Entry {
+                    let location = Location {
                         segment: number,
                         offset,
                     };
-                    return self.verified(seg, offset).map(|p| (e, p));
+                    return self
+                        .verified(seg, offset)
+                        .map(|p| Record::new(location, seg, p));
                 }
             }
         }
@@ -61,7 +64,11 @@ impl Log {
     }
 
     pub(super) fn find(&self, id: &BlockId) -> Option<Entry> {
-        self.lookup(id).map(|(e, _)| e)
+        let segs = self.inner.segments.load();
+        self.lookup(&segs, id).map(|r| Entry {
+            segment: r.location.segment,
+            offset: r.location.offset,
+        })
     }
 
     /// The parts of the frame at `offset` of the sealed segment `seg` if its checksum is
@@ -83,28 +90,36 @@ impl Log {
     }
 
     pub(super) fn record_end(&self, e: Entry) -> u64 {
-        let end = frames::parts(&self.inner.segments, e).map_or(0, |p| p.end);
+        let end = frames::parts(&self.inner.segments.load(), e).map_or(0, |p| p.end);
         pos(e.segment, u32::try_from(end).unwrap_or(u32::MAX))
     }
 
-    /// The record with this id.
-    pub fn get(&self, id: &BlockId) -> Option<Record<'_>> {
-        let (e, parts) = self.lookup(id)?;
-        Some(Record::new(e.location(), parts))
+    /// A reader over the segments as of now (see [`Reader`]).
+    pub fn reader(&self) -> Reader<'_> {
+        Reader {
+            log: self,
+            segs: self.inner.segments.load(),
+        }
     }
 
     /// Whether a record with this id is stored (and, in a sealed segment, intact).
     pub fn contains(&self, id: &BlockId) -> bool {
-        self.lookup(id).is_some()
+        self.find(id).is_some()
     }
 
-    /// The record at `location`, or `None` if no record starts there.
-    pub fn read(&self, location: Location) -> Option<Record<'_>> {
-        self.ordinal(location)?;
-        self.record(Entry {
-            segment: location.segment,
-            offset: location.offset,
-        })
+    /// Where the record with this id is, if stored (and, in a sealed segment, intact).
+    pub fn locate(&self, id: &BlockId) -> Option<Location> {
+        self.find(id).map(|e| e.location())
+    }
+
+    /// The bytes of the record with this id, held beyond any reader (see [`RecordBytes`]).
+    pub fn get_bytes(&self, id: &BlockId) -> Option<RecordBytes> {
+        self.reader().get(id).map(|r| r.to_bytes())
+    }
+
+    /// The bytes of the record at `location`, held beyond any reader (see [`RecordBytes`]).
+    pub fn read_bytes(&self, location: Location) -> Option<RecordBytes> {
+        self.reader().read(location).map(|r| r.to_bytes())
     }
 
     /// The ordinal of the record starting at `location` within its segment (its 0-based
@@ -124,8 +139,10 @@ impl Log {
                 std::cmp::Ordering::Less => {}
             }
         }
-        let seg = self.inner.segments.get(location.segment)?;
-        self.inner.sealed_index(seg)?.ordinal_of(location.offset)
+        let segs = self.inner.segments.load();
+        self.inner
+            .sealed_index(segs.get(location.segment)?)?
+            .ordinal_of(location.offset)
     }
 
     /// The position one past the last appended record: where the next append goes unless it
@@ -136,84 +153,29 @@ impl Log {
     }
 
     /// The record at `e`, known to start a frame; verified if its segment is sealed.
-    pub(super) fn record(&self, e: Entry) -> Option<Record<'_>> {
+    fn record<'s>(&self, segs: &'s Segments, e: Entry) -> Option<Record<'s>> {
         if e.segment < self.first_segment() {
             return None;
         }
-        let seg = self.inner.segments.get(e.segment)?;
+        let seg = segs.get_arc(e.segment)?;
         let parts = if seg.is_sealed() {
             self.verified(seg, e.offset)?
         } else {
             frames::parts_at(seg.bytes(), e.offset)?
         };
-        Some(Record::new(e.location(), parts))
-    }
-
-    /// All records in append order, as of this call (later appends are not visited).
-    pub fn iter(&self) -> Iter<'_> {
-        let index = self.index();
-        Iter {
-            log: self,
-            segment: self.first_segment(),
-            ordinal: 0,
-            end: (index.segment(), index_len(&index)),
-            remaining: index.len(),
-            buf: VecDeque::new(),
-        }
-    }
-
-    /// The records at or after `from` in append order, as of this call: from the record
-    /// starting at `from`, or the first one after it. `from` may be [`Log::end`] (nothing).
-    pub fn iter_from(&self, from: Location) -> Iter<'_> {
-        let first = self.first_segment();
-        let from = if from.segment < first {
-            Location {
-                segment: first,
-                offset: 0,
-            }
-        } else {
-            from
-        };
-        let index = self.index();
-        let end = (index.segment(), index_len(&index));
-        let total = index.len();
-        let start = match from.segment.cmp(&end.0) {
-            std::cmp::Ordering::Equal => (from.segment, index.lower_bound(from.offset)),
-            std::cmp::Ordering::Greater => end,
-            std::cmp::Ordering::Less => {
-                drop(index);
-                let ordinal = self
-                    .sealed(from.segment)
-                    .map_or(0, |s| s.lower_bound(from.offset));
-                (from.segment, ordinal)
-            }
-        };
-        // Header counts (checked against the seals at open): no index needs verifying here.
-        let before: u64 = (first..start.0)
-            .filter_map(|n| self.inner.segments.get(n)?.installed_index())
-            .map(|s| u64::from(s.count()))
-            .sum();
-        Iter {
-            log: self,
-            segment: start.0,
-            ordinal: start.1,
-            end,
-            remaining: total
-                .saturating_sub(before)
-                .saturating_sub(u64::from(start.1)),
-            buf: VecDeque::new(),
-        }
+        Some(Record::new(e.location(), seg, parts))
     }
 
     /// The verified index of sealed segment `n` (see [`Inner::sealed_index`]).
-    fn sealed(&self, n: u32) -> Option<&idx_file::SealedIndex> {
-        self.inner.sealed_index(self.inner.segments.get(n)?)
+    fn sealed<'s>(&self, segs: &'s Segments, n: u32) -> Option<&'s idx_file::SealedIndex> {
+        self.inner.sealed_index(segs.get(n)?)
     }
 
     /// Appends to `buf` the entries of segment `segment` with ordinals `from..` (at most
     /// `max`); returns how many.
     fn entries_from(
         &self,
+        segs: &Segments,
         segment: u32,
         from: u32,
         max: usize,
@@ -221,7 +183,7 @@ impl Log {
     ) -> usize {
         let before = buf.len();
         let entry = |offset| Entry { segment, offset };
-        if let Some(sealed) = self.sealed(segment) {
+        if let Some(sealed) = self.sealed(segs, segment) {
             buf.extend(sealed.offsets(from, max).map(entry));
             return buf.len() - before;
         }
@@ -234,7 +196,7 @@ impl Log {
             }
         }
         // Sealed since the check above: its index file is installed now.
-        if let Some(sealed) = self.sealed(segment) {
+        if let Some(sealed) = self.sealed(segs, segment) {
             buf.extend(sealed.offsets(from, max).map(entry));
         }
         buf.len() - before
@@ -251,16 +213,108 @@ impl Log {
     }
 }
 
+/// A view of the log that keeps the segments it sees mapped while it lives: records read
+/// through it borrow it, so a segment that pruning retires meanwhile stays readable for them
+/// (though no longer served) and is unmapped when the last reader holding it is dropped.
+/// Take one per request or task, not for good: it does not see segments started after it
+/// was made, and it holds retired segments' memory and disk space while it lives.
+pub struct Reader<'a> {
+    log: &'a Log,
+    segs: Arc<Segments>,
+}
+
+impl fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader").finish_non_exhaustive()
+    }
+}
+
+impl Reader<'_> {
+    /// The record with this id.
+    pub fn get(&self, id: &BlockId) -> Option<Record<'_>> {
+        self.log.lookup(&self.segs, id)
+    }
+
+    /// The record at `location`, or `None` if no record starts there.
+    pub fn read(&self, location: Location) -> Option<Record<'_>> {
+        self.log.ordinal(location)?;
+        self.log.record(
+            &self.segs,
+            Entry {
+                segment: location.segment,
+                offset: location.offset,
+            },
+        )
+    }
+
+    /// All records in append order, as of this call (later appends are not visited).
+    pub fn iter(&self) -> Iter<'_> {
+        let index = self.log.index();
+        Iter {
+            reader: self,
+            segment: self.log.first_segment(),
+            ordinal: 0,
+            end: (index.segment(), index_len(&index)),
+            remaining: index.len(),
+            buf: VecDeque::new(),
+        }
+    }
+
+    /// The records at or after `from` in append order, as of this call: from the record
+    /// starting at `from`, or the first one after it. `from` may be [`Log::end`] (nothing).
+    pub fn iter_from(&self, from: Location) -> Iter<'_> {
+        let log = self.log;
+        let first = log.first_segment();
+        let from = if from.segment < first {
+            Location {
+                segment: first,
+                offset: 0,
+            }
+        } else {
+            from
+        };
+        let index = log.index();
+        let end = (index.segment(), index_len(&index));
+        let total = index.len();
+        let start = match from.segment.cmp(&end.0) {
+            std::cmp::Ordering::Equal => (from.segment, index.lower_bound(from.offset)),
+            std::cmp::Ordering::Greater => end,
+            std::cmp::Ordering::Less => {
+                drop(index);
+                let ordinal = log
+                    .sealed(&self.segs, from.segment)
+                    .map_or(0, |s| s.lower_bound(from.offset));
+                (from.segment, ordinal)
+            }
+        };
+        // Header counts (checked against the seals at open): no index needs verifying here.
+        let before: u64 = (first..start.0)
+            .filter_map(|n| self.segs.get(n)?.installed_index())
+            .map(|s| u64::from(s.count()))
+            .sum();
+        Iter {
+            reader: self,
+            segment: start.0,
+            ordinal: start.1,
+            end,
+            remaining: total
+                .saturating_sub(before)
+                .saturating_sub(u64::from(start.1)),
+            buf: VecDeque::new(),
+        }
+    }
+}
+
 /// Records of the active segment.
 fn index_len(index: &Index) -> u32 {
     u32::try_from(index.offsets().len()).unwrap_or(u32::MAX)
 }
 
-/// Iterator over the records of a [`Log`] in append order; see [`Log::iter`] and
-/// [`Log::iter_from`]. A record of a sealed segment whose checksum fails is skipped (and
+/// Iterator over the records of a [`Log`] in append order; see [`Reader::iter`] and
+/// [`Reader::iter_from`]. A record of a sealed segment whose checksum fails is skipped (and
 /// logged, like [`Log::get`] does).
 pub struct Iter<'a> {
-    log: &'a Log,
+    reader: &'a Reader<'a>,
     /// The segment and ordinal of the next record to fetch into `buf`.
     segment: u32,
     ordinal: u32,
@@ -294,9 +348,14 @@ impl Iter<'_> {
             } else {
                 usize::MAX
             };
-            let got =
-                self.log
-                    .entries_from(self.segment, self.ordinal, max.min(1024), &mut self.buf);
+            let reader = self.reader;
+            let got = reader.log.entries_from(
+                &reader.segs,
+                self.segment,
+                self.ordinal,
+                max.min(1024),
+                &mut self.buf,
+            );
             if got == 0 {
                 if self.segment == self.end.0 {
                     return false;
@@ -324,7 +383,7 @@ impl<'a> Iterator for Iter<'a> {
             let e = self.buf.pop_front()?;
             self.remaining = self.remaining.saturating_sub(1);
             // A damaged record of a sealed segment is skipped (`record` logged it).
-            if let Some(record) = self.log.record(e) {
+            if let Some(record) = self.reader.log.record(&self.reader.segs, e) {
                 return Some(record);
             }
         }

@@ -4,17 +4,14 @@
 //! [`Log::retire_below`] moves the log's first segment forward. The new first segment number
 //! is written to `RETIRED` (temporary name, fsync, rename, directory fsync) before anything
 //! else, so a crash leaves either the old first segment or the new one, never a log with a
-//! hole. From then on no lookup, read or iteration reaches a retired segment. Its files stay
-//! mapped (a record borrowed just before the retirement stays valid) and their disk blocks
-//! are released after a grace period by punching holes into them (`fallocate`
-//! `PUNCH_HOLE | KEEP_SIZE`: the length and the mapping stay, the bytes read as zeros). The
-//! next open deletes retired segment and index files.
+//! hole. From then on no lookup, read or iteration reaches a retired segment, and its files
+//! are deleted. A [`Reader`] made before the retirement keeps the segment mapped (records it
+//! handed out stay valid, and the deleted files' blocks stay allocated) until the last such
+//! reader or [`RecordBytes`] is dropped. Files a crash left behind are deleted by the next
+//! open.
 
 use std::sync::atomic::Ordering;
 
-use rustix::fs::FallocateFlags;
-
-use super::format::HEADER_LEN;
 use super::*;
 
 /// The file holding the first segment that is not retired.
@@ -100,27 +97,6 @@ pub(super) fn delete_retired(dir: &Path, segments: &[u32], first: u32) -> Result
     Ok(deleted)
 }
 
-/// Releases the disk blocks of `path` from `from` to its end, keeping its length (reads of
-/// the released range give zeros; a mapping of the file stays valid). A file system without
-/// hole punching keeps the blocks until the next open deletes the file.
-pub(super) fn punch(path: &Path, from: u64) {
-    let file = match fs::OpenOptions::new().write(true).open(path) {
-        Ok(f) => f,
-        Err(e) => {
-            tracing::warn!(file = %path.display(), error = %e, "cannot open a retired file to release its disk space");
-            return;
-        }
-    };
-    let len = file.metadata().map_or(0, |m| m.len());
-    if len <= from {
-        return;
-    }
-    let flags = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
-    if let Err(e) = rustix::fs::fallocate(&file, flags, from, len - from) {
-        tracing::warn!(file = %path.display(), error = %e, "cannot release a retired file's disk space before the next start");
-    }
-}
-
 impl Log {
     /// The first segment that is not retired: records of lower segments are gone.
     pub fn first_segment(&self) -> u32 {
@@ -133,13 +109,14 @@ impl Log {
     }
 
     /// Retires every segment below `first` (at most up to the active one, which is never
-    /// retired): persisted first, then no longer served; their disk blocks are released
-    /// `grace` later, on a background thread (a record read just before stays intact that
-    /// long). Returns what was retired (nothing when `first` is not past the first segment).
+    /// retired): persisted first, then no longer served, then their files deleted. A reader
+    /// made before keeps a retired segment mapped (and its deleted file's blocks allocated)
+    /// until it is dropped; the last one unmaps it. Returns what was retired (nothing when
+    /// `first` is not past the first segment).
     ///
     /// # Errors
     /// The `RETIRED` file could not be written: nothing was retired.
-    pub fn retire_below(&self, first: u32, grace: Duration) -> Result<Retired, LogError> {
+    pub fn retire_below(&self, first: u32) -> Result<Retired, LogError> {
         let inner = &*self.inner;
         // The writer lock keeps the active segment from rolling meanwhile.
         let w = lock(&inner.writer);
@@ -149,38 +126,33 @@ impl Log {
             return Ok(Retired::default());
         }
         write_first(&inner.dir, first)?;
-        let mut retired = Retired::default();
-        let mut paths = Vec::new();
-        for n in old..first {
-            if let Some(seg) = inner.segments.get(n) {
-                // Never written again: its descriptor goes now (the map stays).
-                seg.close_file();
-                retired.segments += 1;
-                retired.records += seg.installed_index().map_or(0, |s| u64::from(s.count()));
-                retired.bytes += seg.bytes().len() as u64;
-                paths.push((seg.path.clone(), inner.dir.join(SealedIndex::file_name(n))));
-            }
-        }
         inner.first.store(first, Ordering::Release);
+        let removed = inner.segments.remove_below(first);
+        let mut retired = Retired::default();
+        for seg in &removed {
+            // Never written again: its descriptor goes now (readers keep the map).
+            seg.close_file();
+            retired.segments += 1;
+            retired.records += seg.installed_index().map_or(0, |s| u64::from(s.count()));
+            retired.bytes += seg.bytes().len() as u64;
+        }
         inner
             .index
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .forget_sealed(retired.records);
         drop(w);
-        let release = move || {
-            std::thread::sleep(grace);
-            for (seg, idx) in &paths {
-                // The header stays: a retired file still says what it was.
-                punch(seg, HEADER_LEN as u64);
-                punch(idx, 0);
+        // `RETIRED` is durable: a crash before or during the deletions leaves files that the
+        // next open deletes.
+        for seg in &removed {
+            for path in [
+                inner.dir.join(SealedIndex::file_name(seg.number)),
+                seg.path.clone(),
+            ] {
+                if let Err(e) = fs::remove_file(&path) {
+                    tracing::warn!(file = %path.display(), error = %e, "cannot delete a retired file: the next start deletes it");
+                }
             }
-        };
-        if let Err(e) = std::thread::Builder::new()
-            .name("log-retire".into())
-            .spawn(release)
-        {
-            tracing::warn!(error = %e, "cannot start the thread releasing retired segments: their space is released at the next start");
         }
         Ok(retired)
     }
@@ -188,7 +160,7 @@ impl Log {
 
 #[cfg(test)]
 mod tests {
-    use super::super::segment::{Segment, MAX_SEGMENTS};
+    use super::super::segment::Segment;
     use super::super::tests::{block, contents, index_path, segment_path, v2, FAST};
     use super::*;
 
@@ -204,8 +176,24 @@ mod tests {
         (log, blocks)
     }
 
+    /// Lines of this process's memory map that map `path`.
+    fn mappings_of(path: &Path) -> usize {
+        let maps = fs::read_to_string("/proc/self/maps").unwrap();
+        let path = path.to_str().unwrap();
+        maps.lines().filter(|l| l.contains(path)).count()
+    }
+
+    /// This process's open descriptors on `path`.
+    fn descriptors_of(path: &Path) -> usize {
+        fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+            .filter(|target| target.to_string_lossy().contains(path.to_str().unwrap()))
+            .count()
+    }
+
     #[test]
-    fn retired_segments_are_no_longer_served_and_are_deleted_at_the_next_open() {
+    fn retired_segments_are_deleted_at_once_and_unmapped_when_their_last_reader_goes() {
         let dir = tempfile::tempdir().unwrap();
         let (log, blocks) = filled(dir.path());
         let before = contents(&log);
@@ -221,8 +209,14 @@ mod tests {
             .cloned()
             .collect();
         let used = crate::disk_usage(dir.path()).unwrap();
+        // Read before the retirement, held across it.
+        let (old_id, _, old_bytes) = &gone[0];
+        let held = log.reader();
+        let held_record = held.get(old_id).unwrap();
+        let held_bytes = log.get_bytes(old_id).unwrap();
+        assert!((0..3).all(|n| mappings_of(&segment_path(dir.path(), n)) > 0));
 
-        let r = log.retire_below(3, Duration::ZERO).unwrap();
+        let r = log.retire_below(3).unwrap();
         assert_eq!(r.segments, 3);
         assert_eq!(r.records, gone.len() as u64);
         assert_eq!(log.first_segment(), 3);
@@ -234,59 +228,69 @@ mod tests {
             "iteration starts at the first segment"
         );
         for n in 0..3 {
-            let seg = log.inner.segments.get(n).unwrap();
+            let (seg, idx) = (segment_path(dir.path(), n), index_path(dir.path(), n));
             assert!(
-                seg.with_file(|_| Ok(())).is_err(),
-                "segment {n}'s descriptor closed"
+                !seg.exists() && !idx.exists(),
+                "segment {n}'s files deleted"
+            );
+            assert_eq!(descriptors_of(&seg), 0, "segment {n}'s descriptor closed");
+        }
+        // What was read before stays readable (its segment still mapped), though the
+        // record is no longer served.
+        assert_eq!(held_record.bytes(), &old_bytes[..]);
+        assert_eq!(&*held_bytes, &old_bytes[..]);
+        assert!(held.get(old_id).is_none());
+        assert!(mappings_of(&segment_path(dir.path(), 0)) > 0);
+        drop(held);
+        assert!(mappings_of(&segment_path(dir.path(), 0)) > 0, "held bytes");
+        drop(held_bytes);
+        for n in 0..3 {
+            assert_eq!(
+                mappings_of(&segment_path(dir.path(), n)),
+                0,
+                "segment {n} unmapped by the last holder"
             );
         }
         for (id, loc, _) in &gone {
-            assert!(log.get(id).is_none() && log.read(*loc).is_none());
+            assert!(log.reader().get(id).is_none() && log.reader().read(*loc).is_none());
             assert!(!log.contains(id));
         }
         for (id, loc, bytes) in &kept {
-            assert_eq!(log.get(id).unwrap().bytes(), &bytes[..]);
-            assert_eq!(log.read(*loc).unwrap().bytes(), &bytes[..]);
+            assert_eq!(log.reader().get(id).unwrap().bytes(), &bytes[..]);
+            assert_eq!(log.reader().read(*loc).unwrap().bytes(), &bytes[..]);
         }
         let from_retired = Location {
             segment: 1,
             offset: 0,
         };
-        assert_eq!(log.iter_from(from_retired).count(), kept.len());
+        assert_eq!(log.reader().iter_from(from_retired).count(), kept.len());
         assert_eq!(
             in_seg(3).count(),
-            log.iter_from(Location {
-                segment: 3,
-                offset: 0
-            })
-            .take_while(|r| r.location().segment == 3)
-            .count()
+            log.reader()
+                .iter_from(Location {
+                    segment: 3,
+                    offset: 0
+                })
+                .take_while(|r| r.location().segment == 3)
+                .count()
         );
         // Retiring again, or below the first segment, does nothing.
-        assert_eq!(
-            log.retire_below(2, Duration::ZERO).unwrap(),
-            Retired::default()
-        );
+        assert_eq!(log.retire_below(2).unwrap(), Retired::default());
         // The active segment is never retired.
         let active = log.active_segment();
-        let r = log.retire_below(u32::MAX, Duration::ZERO).unwrap();
+        let r = log.retire_below(u32::MAX).unwrap();
         assert_eq!(log.first_segment(), active);
         assert_eq!(r.segments, active - 3);
         let after_all = contents(&log);
         assert!(after_all.iter().all(|(_, l, _)| l.segment == active));
 
-        // The released disk space (holes punched by the background thread).
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while crate::disk_usage(dir.path()).unwrap() > used / 2
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(20));
+        // The disk space is back, and no retired segment is mapped.
+        assert!(crate::disk_usage(dir.path()).unwrap() <= used / 2);
+        for n in 0..active {
+            assert_eq!(mappings_of(&segment_path(dir.path(), n)), 0, "segment {n}");
+            assert_eq!(mappings_of(&index_path(dir.path(), n)), 0, "index {n}");
         }
-        assert!(
-            crate::disk_usage(dir.path()).unwrap() <= used / 2,
-            "holes punched"
-        );
-        // Appends go on; a reopen deletes the retired files and serves the same records.
+        // Appends go on; a reopen serves the same records.
         let extra = block(99_999);
         log.append_v2(&extra).unwrap();
         log.sync().unwrap();
@@ -300,8 +304,8 @@ mod tests {
         assert_eq!(log.first_segment(), active);
         assert_eq!(contents(&log), expected);
         assert_eq!(log.len(), expected.len() as u64);
-        assert!(log.get(&v2(&blocks[0])).is_none());
-        assert_eq!(log.get(&v2(&extra)).unwrap().bytes(), &extra[..]);
+        assert!(log.reader().get(&v2(&blocks[0])).is_none());
+        assert_eq!(log.reader().get(&v2(&extra)).unwrap().bytes(), &extra[..]);
         // New appends after the reopen land in later segments as before.
         for i in 0..2_000 {
             log.append_v2(&block(200_000 + i)).unwrap();
@@ -313,7 +317,7 @@ mod tests {
     fn a_damaged_marker_or_a_missing_first_segment_refuses_the_open() {
         let dir = tempfile::tempdir().unwrap();
         let (log, _) = filled(dir.path());
-        log.retire_below(2, Duration::from_secs(3600)).unwrap();
+        log.retire_below(2).unwrap();
         drop(log);
         let path = dir.path().join(RETIRED_FILE);
         let good = fs::read(&path).unwrap();
@@ -323,7 +327,7 @@ mod tests {
         let err = Log::open(dir.path(), FAST).unwrap_err().to_string();
         assert!(err.contains("RETIRED") && err.contains("damaged"), "{err}");
         fs::write(&path, &good).unwrap();
-        // The open that follows deleted segments 0 and 1; take segment 2 away too.
+        // Segments 0 and 1 are deleted; take segment 2 away too.
         drop(Log::open(dir.path(), FAST).unwrap());
         fs::remove_file(segment_path(dir.path(), 2)).unwrap();
         let err = Log::open(dir.path(), FAST).unwrap_err().to_string();
@@ -353,7 +357,8 @@ mod tests {
         // A log whose first kept segment is numbered beyond what one table holds from 0: a
         // long-running pruning node gets there by retiring segments.
         let dir = tempfile::tempdir().unwrap();
-        let first = MAX_SEGMENTS + 10;
+        // (The table used to hold 65 536 segments counted from 0.)
+        let first = 65_546;
         drop(Segment::create(dir.path(), first, 4096).unwrap());
         write_first(dir.path(), first).unwrap();
         let config = FAST.with_segment_size(4096);

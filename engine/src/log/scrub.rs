@@ -28,8 +28,9 @@ impl Log {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .segment();
+        let segs = inner.segments.load();
         let unverified = (0..active)
-            .filter_map(|n| inner.segments.get(n))
+            .filter_map(|n| segs.get(n))
             .filter(|seg| seg.is_unverified())
             .count();
         let report = lock(&inner.idx_report);
@@ -46,7 +47,7 @@ impl Log {
 impl Inner {
     /// The verified (or rebuilt) index of the sealed segment `seg`, verifying it first if
     /// nobody has yet; `None` if the segment is not sealed or could not be indexed.
-    pub(super) fn sealed_index<'a>(&'a self, seg: &'a Segment) -> Option<&'a SealedIndex> {
+    pub(super) fn sealed_index<'s>(&self, seg: &'s Segment) -> Option<&'s SealedIndex> {
         seg.checked_index(|installed| self.verify_index(seg, installed))
     }
 
@@ -125,7 +126,7 @@ impl Inner {
             if self.scrub_stop.load(Ordering::Acquire) {
                 return;
             }
-            if let Some(seg) = self.segments.get(n) {
+            if let Some(seg) = self.segments.load().get_arc(n) {
                 let _ = self.sealed_index(seg);
             }
         }

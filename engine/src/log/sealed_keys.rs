@@ -82,7 +82,8 @@ impl Inner {
             return;
         };
         let w = lock(&self.writer);
-        for index in self.sealed_indexes(upto, w.segment) {
+        let segs = self.segments.load();
+        for index in self.sealed_indexes(&segs, upto, w.segment) {
             covering.add(index);
         }
         self.install_sealed_keys(covering, started, "built");
@@ -115,21 +116,27 @@ impl Inner {
         }
     }
 
-    /// The verified indexes of the sealed segments `from..to`.
-    fn sealed_indexes(&self, from: u32, to: u32) -> impl Iterator<Item = &SealedIndex> {
-        (from..to).filter_map(|n| self.sealed_index(self.segments.get(n)?))
+    /// The verified indexes of the sealed segments `from..to` of `segs`.
+    fn sealed_indexes<'s>(
+        &'s self,
+        segs: &'s Segments,
+        from: u32,
+        to: u32,
+    ) -> impl Iterator<Item = &'s SealedIndex> {
+        (from..to).filter_map(|n| self.sealed_index(segs.get(n)?))
     }
 
     /// A filter over the keys of the kept segments below `upto`, with room for twice as many;
     /// `None` when the log is being dropped meanwhile.
     fn covering_of(&self, upto: u32) -> Option<Covering> {
         let first = self.first.load(Ordering::Acquire);
+        let segs = self.segments.load();
         let keys = self
-            .sealed_indexes(first, upto)
+            .sealed_indexes(&segs, first, upto)
             .map(|i| i.count() as usize)
             .sum();
         let covering = Covering::with_room_for(keys);
-        for index in self.sealed_indexes(first, upto) {
+        for index in self.sealed_indexes(&segs, first, upto) {
             if self.scrub_stop.load(Ordering::Acquire) {
                 return None;
             }

@@ -4,22 +4,13 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 
 use super::error::LogError;
 use super::format;
 use super::idx_file::{IdxState, SealedIndex};
-
-/// Segments per chunk of the [`SegmentTable`].
-const CHUNK: usize = 256;
-/// Chunks of the [`SegmentTable`]; `CHUNK * CHUNKS` segments at most.
-const CHUNKS: usize = 256;
-/// The most segments a [`SegmentTable`] holds, counted from its first (4 TiB at the default
-/// segment size): the first segment kept when the log was opened, so retired segments free
-/// their numbers at the next start.
-pub(crate) const MAX_SEGMENTS: u32 = (CHUNK * CHUNKS) as u32;
 
 /// One segment file, mapped whole.
 #[derive(Debug)]
@@ -254,11 +245,10 @@ pub(crate) fn map(file: &File, path: &Path) -> Result<Mmap, LogError> {
     // written whole under a temporary name, fsynced and renamed before it is mapped, and never
     // written again; a rebuild writes a new file and renames it over the name, which leaves the
     // mapped (old) file untouched. Hence every `&[u8]` handed out of this map stays valid and
-    // unchanged for its lifetime, with one bounded exception: a retired segment (`retire.rs`)
-    // keeps its mapping and its length, but once no lookup can reach it any more and a grace
-    // period has passed (a minute by default, far longer than a request or an event publish
-    // holds a record), its blocks are released with a punched hole, after which its bytes read
-    // as zeros. The mapping stays valid throughout (no page past the file's end, no fault).
+    // unchanged for its lifetime. A retired segment's files are deleted (`retire.rs`) while
+    // readers may still hold its map: unlinking leaves the mapped file's bytes and length as
+    // they were until the map is dropped, which happens only when the last `Arc<Segment>`
+    // (held by readers and their records) goes.
     unsafe { Mmap::map(file) }.map_err(|e| LogError::io("mmap", path, e))
 }
 
@@ -269,16 +259,36 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), LogError> {
         .map_err(|e| LogError::io("fsync directory", dir, e))
 }
 
-/// Append-only table of segments; a segment once installed is never moved or dropped before
-/// the table, so `&Segment` (and slices of its map) live as long as `&self`.
-pub(crate) struct SegmentTable {
-    // The number of the segment in the first slot.
+/// The segments one reader sees: an immutable list numbered from `base`, shared by every
+/// reader that loaded it (see [`SegmentTable`]). Borrowed bytes of its segments stay mapped
+/// as long as the list is held.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Segments {
     base: u32,
-    chunks: Box<[OnceLock<Chunk>]>,
+    list: Vec<Arc<Segment>>,
 }
 
-/// `CHUNK` segment slots, allocated when the first of them is used.
-type Chunk = Box<[OnceLock<Segment>]>;
+impl Segments {
+    /// The segment `number`, if this list holds it.
+    pub(crate) fn get(&self, number: u32) -> Option<&Segment> {
+        self.get_arc(number).map(|seg| &**seg)
+    }
+
+    /// The shared handle of segment `number`, to keep it mapped beyond this list.
+    pub(crate) fn get_arc(&self, number: u32) -> Option<&Arc<Segment>> {
+        let n = usize::try_from(number.checked_sub(self.base)?).ok()?;
+        self.list.get(n)
+    }
+}
+
+/// The log's segments, contiguous from the first one kept. Readers load the current list
+/// (one `Arc` clone); a roll installs the next segment and a retirement removes the oldest,
+/// each by replacing the list (copied only while a reader holds the old one). A segment is
+/// unmapped when the last list or record holding it is dropped, so a retired segment's
+/// mapping and its deleted file's blocks go as soon as no reader can see them.
+pub(crate) struct SegmentTable {
+    current: parking_lot::RwLock<Arc<Segments>>,
+}
 
 impl std::fmt::Debug for SegmentTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -287,43 +297,50 @@ impl std::fmt::Debug for SegmentTable {
 }
 
 impl SegmentTable {
-    /// A table for segments `base..base + MAX_SEGMENTS`.
+    /// An empty table whose first segment will be `base`.
     pub(crate) fn new(base: u32) -> Self {
         Self {
-            base,
-            chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+            current: parking_lot::RwLock::new(Arc::new(Segments {
+                base,
+                list: Vec::new(),
+            })),
         }
     }
 
-    /// Whether segment `number` has a slot in this table.
-    pub(crate) fn has_room_for(&self, number: u32) -> bool {
-        number
-            .checked_sub(self.base)
-            .is_some_and(|n| n < MAX_SEGMENTS)
+    /// The segments as of now, kept mapped while the returned list is held.
+    pub(crate) fn load(&self) -> Arc<Segments> {
+        Arc::clone(&self.current.read())
     }
 
-    fn slot(&self, number: u32) -> Option<&OnceLock<Segment>> {
-        let n = usize::try_from(number.checked_sub(self.base)?).ok()?;
-        let chunk = self
-            .chunks
-            .get(n / CHUNK)?
-            .get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect());
-        chunk.get(n % CHUNK)
+    /// Installs `seg`, which must be the segment after the last one.
+    pub(crate) fn install(&self, seg: Segment) -> Result<Arc<Segment>, LogError> {
+        let mut current = self.current.write();
+        let next = u32::try_from(current.list.len())
+            .ok()
+            .and_then(|len| current.base.checked_add(len));
+        if next != Some(seg.number) {
+            return Err(LogError::Config("segment installed out of order"));
+        }
+        let seg = Arc::new(seg);
+        Arc::make_mut(&mut current).list.push(Arc::clone(&seg));
+        Ok(seg)
     }
 
-    /// The segment `number`, if installed.
-    pub(crate) fn get(&self, number: u32) -> Option<&Segment> {
-        self.slot(number)?.get()
-    }
-
-    /// Installs segment `seg.number`; fails if the table is full or the slot taken.
-    pub(crate) fn install(&self, seg: Segment) -> Result<&Segment, LogError> {
-        let slot = self
-            .slot(seg.number)
-            .ok_or(LogError::Full("too many segments"))?;
-        slot.set(seg)
-            .map_err(|_| LogError::Config("segment installed twice"))?;
-        slot.get()
-            .ok_or(LogError::Config("segment installed twice"))
+    /// Removes the segments below `first` and returns them (the last handles the table had).
+    pub(crate) fn remove_below(&self, first: u32) -> Vec<Arc<Segment>> {
+        let mut current = self.current.write();
+        let count = usize::try_from(first.saturating_sub(current.base))
+            .unwrap_or(usize::MAX)
+            .min(current.list.len());
+        if count == 0 {
+            return Vec::new();
+        }
+        let segments = Arc::make_mut(&mut current);
+        let removed: Vec<_> = segments.list.drain(..count).collect();
+        // `count` is at most the list's length, which numbers fit in u32.
+        segments.base = segments
+            .base
+            .saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
+        removed
     }
 }

@@ -129,7 +129,7 @@ impl Log {
         let w = lock(&inner.writer);
         let seg = inner.segment(w.segment)?;
         let end = pos(w.segment, w.offset);
-        if let Err(e) = inner.commit(seg) {
+        if let Err(e) = inner.commit(&seg) {
             inner.poison();
             return Err(LogError::io("fsync", &seg.path, e));
         }
@@ -186,7 +186,10 @@ impl Inner {
             let target = lock(&self.sync).written;
             // Segments before the target's are sealed, and sealing fsyncs them.
             let segment = Location::from_u64(target).segment;
-            let result = self.segment(segment).map(|seg| (seg, self.commit(seg)));
+            let result = self.segment(segment).map(|seg| {
+                let committed = self.commit(&seg);
+                (seg, committed)
+            });
             match result {
                 Ok((_, Ok(()))) => self.settle(|s| s.synced = s.synced.max(target)),
                 Ok((seg, Err(e))) => {

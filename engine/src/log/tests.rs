@@ -29,7 +29,8 @@ pub(super) fn index_path(dir: &Path, n: u32) -> PathBuf {
 
 /// Every record's id and bytes in append order.
 pub(super) fn contents(log: &Log) -> Vec<(BlockId, Location, Vec<u8>)> {
-    log.iter()
+    log.reader()
+        .iter()
         .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
         .collect()
 }
@@ -48,11 +49,12 @@ fn appended_blocks_read_back_by_id_location_and_iteration() {
     assert_eq!(log.len(), 100);
     for (i, loc) in locs.iter().enumerate() {
         let b = block(i as u64);
-        let r = log.get(&v2(&b)).unwrap();
+        let reader = log.reader();
+        let r = reader.get(&v2(&b)).unwrap();
         assert_eq!(r.bytes(), &b[..], "block {i}");
         assert_eq!(r.location(), *loc);
         assert_eq!(r.kind(), RecordKind::V2Block);
-        assert_eq!(log.read(*loc).unwrap().bytes(), &b[..]);
+        assert_eq!(log.reader().read(*loc).unwrap().bytes(), &b[..]);
         assert_eq!(Location::from_u64(loc.to_u64()), *loc);
     }
     let all = contents(&log);
@@ -62,7 +64,7 @@ fn appended_blocks_read_back_by_id_location_and_iteration() {
         assert_eq!(*loc, locs[i]);
         assert_eq!(bytes, &block(i as u64));
     }
-    assert!(log.get(&v2(b"never stored")).is_none());
+    assert!(log.reader().get(&v2(b"never stored")).is_none());
 }
 
 #[test]
@@ -80,11 +82,15 @@ fn every_id_is_found_across_many_index_growths_and_after_a_reopen() {
     };
     let log = Log::open(dir.path(), FAST).unwrap();
     for (i, loc) in locations.iter().enumerate() {
-        let r = log.get(&v2(&unique(i as u64))).unwrap();
+        let reader = log.reader();
+        let r = reader.get(&v2(&unique(i as u64))).unwrap();
         assert_eq!(r.location(), *loc, "block {i}");
     }
     for i in n..n + 1000 {
-        assert!(log.get(&v2(&unique(i))).is_none(), "{i} never stored");
+        assert!(
+            log.reader().get(&v2(&unique(i))).is_none(),
+            "{i} never stored"
+        );
     }
     // Pushes after the build land in the same tables.
     let again = log.append_v2(&unique(7)).unwrap();
@@ -93,7 +99,10 @@ fn every_id_is_found_across_many_index_growths_and_after_a_reopen() {
         log.append_v2(&unique(i)).unwrap();
     }
     for i in 0..n + 1000 {
-        assert!(log.get(&v2(&unique(i))).is_some(), "{i} after the appends");
+        assert!(
+            log.reader().get(&v2(&unique(i))).is_some(),
+            "{i} after the appends"
+        );
     }
 }
 
@@ -137,7 +146,8 @@ fn v3_records_keep_their_36_byte_id_beside_v2_records() {
         assert!(!log.append_v3(id, b"v3 block").unwrap().inserted);
     }
     let log = Log::open(dir.path(), FAST).unwrap();
-    let r = log.get(&BlockId::V3(id)).unwrap();
+    let reader = log.reader();
+    let r = reader.get(&BlockId::V3(id)).unwrap();
     assert_eq!(
         (r.kind(), r.bytes()),
         (RecordKind::V3Block, &b"v3 block"[..])
@@ -146,7 +156,7 @@ fn v3_records_keep_their_36_byte_id_beside_v2_records() {
     // A v2 id with the same leading bytes is a different key.
     let mut short = [0u8; 32];
     short.copy_from_slice(&id[..32]);
-    assert!(log.get(&BlockId::V2(short)).is_none());
+    assert!(log.reader().get(&BlockId::V2(short)).is_none());
 }
 
 #[test]
@@ -418,14 +428,16 @@ fn read_of_a_location_that_is_not_a_record_start_is_none() {
     let dir = tempfile::tempdir().unwrap();
     let log = Log::open(dir.path(), FAST).unwrap();
     let a = log.append_v2(b"some block").unwrap().location;
-    assert!(log.read(a).is_some());
+    assert!(log.reader().read(a).is_some());
     assert!(log
+        .reader()
         .read(Location {
             segment: 0,
             offset: a.offset + 1
         })
         .is_none());
     assert!(log
+        .reader()
         .read(Location {
             segment: 5,
             offset: a.offset
@@ -449,8 +461,8 @@ fn concurrent_appenders_and_readers_see_every_block_once() {
                     let n = if i % 2 == 0 { i } else { t * 1000 + i };
                     let b = block(n);
                     let a = log.append_v2(&b).unwrap();
-                    assert_eq!(log.read(a.location).unwrap().bytes(), &b[..]);
-                    assert_eq!(log.get(&v2(&b)).unwrap().location(), a.location);
+                    assert_eq!(log.reader().read(a.location).unwrap().bytes(), &b[..]);
+                    assert_eq!(log.reader().get(&v2(&b)).unwrap().location(), a.location);
                 }
             })
         })
@@ -490,7 +502,7 @@ fn nowait_appends_report_durability_through_callbacks_in_every_mode() {
             let (a, mark) = log.append_v2_nowait(&b).unwrap();
             assert!(a.inserted);
             // Readable before it is durable.
-            assert_eq!(log.read(a.location).unwrap().bytes(), &b[..]);
+            assert_eq!(log.reader().read(a.location).unwrap().bytes(), &b[..]);
             let tx = tx.clone();
             log.on_durable(mark, move |r| tx.send((i, r.is_ok())).unwrap());
             marks.push(mark);

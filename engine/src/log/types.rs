@@ -255,13 +255,16 @@ pub struct LogStats {
     pub corrupt_reads: u64,
 }
 
-/// A stored record, borrowing the log's memory map.
+/// A stored record, borrowing the memory map of its segment from a [`Reader`] (which keeps
+/// the segment mapped). [`Record::to_bytes`] keeps the bytes beyond the reader.
 #[derive(Clone, Copy)]
 pub struct Record<'a> {
     pub(super) location: Location,
     pub(super) kind: u8,
     pub(super) id: &'a [u8],
     pub(super) bytes: &'a [u8],
+    segment: &'a Arc<Segment>,
+    body_start: usize,
 }
 
 impl fmt::Debug for Record<'_> {
@@ -275,12 +278,24 @@ impl fmt::Debug for Record<'_> {
 }
 
 impl<'a> Record<'a> {
-    pub(super) fn new(location: Location, p: frames::Parts<'a>) -> Self {
+    pub(super) fn new(location: Location, segment: &'a Arc<Segment>, p: frames::Parts<'a>) -> Self {
         Self {
             location,
             kind: p.kind,
             id: p.id,
             bytes: p.body,
+            segment,
+            body_start: p.body_start,
+        }
+    }
+
+    /// The block bytes as an owned handle that keeps the segment mapped while it is held
+    /// (no copy).
+    pub fn to_bytes(&self) -> RecordBytes {
+        RecordBytes {
+            segment: Arc::clone(self.segment),
+            start: self.body_start,
+            len: self.bytes.len(),
         }
     }
 
@@ -309,3 +324,54 @@ impl<'a> Record<'a> {
         self.bytes
     }
 }
+
+/// A record's block bytes, zero-copy from its segment's memory map, which stays mapped while
+/// this is held (even if pruning retires the segment meanwhile); see [`Record::to_bytes`].
+#[derive(Clone)]
+pub struct RecordBytes {
+    segment: Arc<Segment>,
+    start: usize,
+    len: usize,
+}
+
+impl RecordBytes {
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        self.start
+            .checked_add(self.len)
+            .and_then(|end| self.segment.bytes().get(self.start..end))
+            // Made from a record's range of this very map, so always in bounds.
+            .unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for RecordBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for RecordBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl fmt::Debug for RecordBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordBytes")
+            .field("segment", &self.segment.number)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for RecordBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for RecordBytes {}

@@ -76,7 +76,8 @@ impl Engine {
         started: Instant,
         replay: Replay,
     ) -> Result<bool, EngineError> {
-        let rec = self.log.get(&LogId::V2(block_id)).ok_or_else(|| {
+        let reader = self.log.reader();
+        let rec = reader.get(&LogId::V2(block_id)).ok_or_else(|| {
             EngineError::Inconsistent("milestone block missing from the log".into())
         })?;
         let block =
@@ -221,6 +222,7 @@ impl Engine {
             // §2.2).
             self.snapshot_automatically();
             self.prune_automatically();
+            self.seal_segment_early();
         }
         Ok(true)
     }

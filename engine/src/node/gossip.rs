@@ -156,7 +156,8 @@ impl Engine {
         else {
             return confirmed;
         };
-        let rec = self.log.get(&LogId::V2(block_id))?;
+        let reader = self.log.reader();
+        let rec = reader.get(&LogId::V2(block_id))?;
         match Block::decode(rec.bytes()).ok()?.payload {
             Some(Payload::Milestone(m)) => match m.id() {
                 Ok(milestone_id) => Some(MilestoneInfo {
@@ -182,7 +183,7 @@ impl Engine {
 
     /// Whether block `id` is stored.
     pub fn has_block(&self, id: &BlockId) -> bool {
-        self.log.get(&LogId::V2(*id)).is_some()
+        self.log.contains(&LogId::V2(*id))
     }
 
     /// Up to `limit` blocks missing from the cone of the stored, unconfirmed milestone

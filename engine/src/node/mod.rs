@@ -30,7 +30,9 @@ use crate::genesis::Genesis;
 use crate::history;
 use crate::history::{BlockMetaFiles, Checkpoint, HistoryError, InFlight, Journal, JournalEntry};
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
-use crate::log::{BlockId as LogId, Durability, Durable, Location, Log, LogConfig, LogStats};
+use crate::log::{
+    BlockId as LogId, Durability, Durable, Location, Log, LogConfig, LogStats, RecordBytes,
+};
 use crate::richlist::{AddressKey, RichList, RichListError};
 use crate::tangle::{BlockId, BlockView, Inclusion, Tangle, TipScore, TipScoring};
 use crate::timing::TimingObserver;
@@ -48,6 +50,7 @@ mod prepare;
 mod prune;
 mod recent;
 mod retire;
+mod seal_early;
 mod signatures;
 mod snapshot;
 mod snapshot_auto;
@@ -102,16 +105,10 @@ pub struct EngineConfig {
     /// Size of new block log segment files: pruning gives disk back a whole segment at a
     /// time.
     pub log_segment_size: u32,
-    /// How long a retired log segment stays readable before its disk blocks are released
-    /// (see `Log::retire_below`).
-    pub retire_grace: Duration,
 }
 
 /// Default of [`EngineConfig::log_segment_size`]: 64 MiB.
 pub const DEFAULT_LOG_SEGMENT_SIZE: u32 = 64 << 20;
-/// Default of [`EngineConfig::retire_grace`]: one minute, far longer than a request holds a
-/// block's bytes.
-pub const DEFAULT_RETIRE_GRACE: Duration = Duration::from_secs(60);
 
 /// Milestones between two checkpoints by default.
 pub const DEFAULT_CHECKPOINT_INTERVAL: u32 = 1;
@@ -134,7 +131,6 @@ impl EngineConfig {
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             pruning: PruningConfig::default(),
             log_segment_size: DEFAULT_LOG_SEGMENT_SIZE,
-            retire_grace: DEFAULT_RETIRE_GRACE,
         }
     }
 }
@@ -272,10 +268,10 @@ pub struct Engine {
     pruning: prune::Pruning,
     // Automatic snapshots: configuration and the last snapshot index.
     snapshots: snapshot_auto::Snapshots,
-    // How long retired log segments stay readable, and what the last scan for segments to
-    // retire found (`retire.rs`).
-    retire_grace: Duration,
+    // What the last scan for segments to retire found (`retire.rs`).
     retire_scan: retire::RetireScan,
+    // When the active log segment started, for sealing it early (`seal_early.rs`).
+    early_seal: seal_early::EarlySeal,
     // The network's genesis (its output bytes are in `State::base_blob`).
     genesis: Genesis,
     // The milestone the ledger started from when opened: the genesis's, or the ledger base's.
@@ -393,12 +389,12 @@ impl Engine {
 
     /// The serialized block `id`, zero-copy from the log.
     /// `None` for an unknown block, and for one pruned (see [`Self::pruning_index`]).
-    pub fn block_bytes(&self, id: &BlockId) -> Option<&[u8]> {
+    pub fn block_bytes(&self, id: &BlockId) -> Option<RecordBytes> {
         let pruning_index = self.pruning_index();
         if pruning_index > 0 && Self::is_pruned_block(&self.read(), pruning_index, id) {
             return None;
         }
-        self.log.get(&LogId::V2(*id)).map(|r| r.bytes())
+        self.log.get_bytes(&LogId::V2(*id))
     }
 
     /// What the API tells about block `id` (see [`BlockStatus`]), read under one lock;
@@ -446,7 +442,10 @@ impl Engine {
             // after the state lock is released (and the milestone it carries, for a block
             // whose metadata came from the archive).
             Some(_) => {
-                let Some(block) = self.block_bytes(id).and_then(|b| Block::decode(b).ok()) else {
+                let Some(bytes) = self.block_bytes(id) else {
+                    return Ok(None);
+                };
+                let Ok(block) = Block::decode(&bytes) else {
                     return Ok(None);
                 };
                 if let Some(Payload::Milestone(m)) = &block.payload {
@@ -493,7 +492,7 @@ impl Engine {
         if row.spent.is_some_and(|s| s.index <= self.pruning_index()) {
             return None;
         }
-        let bytes = whiteflag::output_bytes(&self.log, &st.base_blob, row.loc)?.to_vec();
+        let bytes = whiteflag::output_bytes(&self.log.reader(), &st.base_blob, row.loc)?.to_vec();
         Some(OutputRead {
             row,
             bytes,

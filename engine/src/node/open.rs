@@ -168,8 +168,8 @@ impl Engine {
             snapshots: snapshot_auto::Snapshots::new(config.snapshots.clone()),
             genesis,
             start: ledger_start,
-            retire_grace: config.retire_grace,
             retire_scan: retire::RetireScan::default(),
+            early_seal: seal_early::EarlySeal::default(),
             coordinator,
             coordinator_keys,
             threshold,
@@ -250,7 +250,8 @@ impl Engine {
         );
         let mut st = self.write();
         st.tangle.begin_bulk_load();
-        for rec in self.log.iter() {
+        let reader = self.log.reader();
+        for rec in reader.iter() {
             Self::load_record(&mut st, &rec)?;
         }
         drop(st);
@@ -299,8 +300,9 @@ impl Engine {
         st.referenced = checkpoint.referenced;
         st.tangle.resume_at(checkpoint.ledger_index);
         st.tangle.begin_bulk_load();
+        let reader = self.log.reader();
         for record in &checkpoint.unreferenced {
-            let rec = self.log.read(Location::from_u64(*record)).ok_or_else(|| {
+            let rec = reader.read(Location::from_u64(*record)).ok_or_else(|| {
                 inconsistent(format!(
                     "the checkpoint names a log record at {record:#x} that is not stored"
                 ))
@@ -309,7 +311,7 @@ impl Engine {
         }
         let tail = Location::from_u64(checkpoint.tail);
         let mut loaded = 0u64;
-        for rec in self.log.iter_from(tail) {
+        for rec in reader.iter_from(tail) {
             Self::load_record(&mut st, &rec)?;
             loaded += 1;
         }
@@ -337,8 +339,9 @@ impl Engine {
         created: &[NewOutput],
     ) -> Result<Vec<IndexEntry>, EngineError> {
         let mut out = Vec::with_capacity(created.len());
+        let reader = self.log.reader();
         for o in created {
-            let bytes = whiteflag::output_bytes(&self.log, base_blob, o.loc).ok_or_else(|| {
+            let bytes = whiteflag::output_bytes(&reader, base_blob, o.loc).ok_or_else(|| {
                 EngineError::Inconsistent(format!(
                     "output {} of the journal is not in the log",
                     ledger_codec::hexstr::to_hex(&o.output_id)
@@ -470,11 +473,12 @@ fn open_history(
             // A log that lost blocks the checkpoint names (a deleted or older segment) is
             // not resumed from: the replay that follows meets the watermark check.
             let last_milestone = entries.last().map(|e| LogId::V2(e.block_id));
+            let reader = log.reader();
             let complete = last_milestone.is_none_or(|id| log.contains(&id))
                 && checkpoint
                     .unreferenced
                     .iter()
-                    .all(|r| log.read(Location::from_u64(*r)).is_some());
+                    .all(|r| reader.read(Location::from_u64(*r)).is_some());
             if !complete {
                 let why = rebuild(format!(
                     "{}: names blocks the block log does not hold",

@@ -42,10 +42,7 @@ impl Engine {
         let started = Instant::now();
         let outputs = self.rebase(index, milestone)?;
         crate::history::crash_point("retire-before-marker");
-        let retired = self
-            .log
-            .retire_below(keep_from, self.retire_grace)
-            .map_err(failed)?;
+        let retired = self.log.retire_below(keep_from).map_err(failed)?;
         let metas = self
             .write()
             .tangle
@@ -95,8 +92,8 @@ impl Engine {
         // The state lock is taken per batch: a confirmation waits for one batch at most.
         const BATCH: usize = 4096;
         let start = Location::from_u64(u64::from(segment) << 32);
-        let mut records = self
-            .log
+        let reader = self.log.reader();
+        let mut records = reader
             .iter_from(start)
             .take_while(|r| r.location().segment() == segment)
             .filter_map(|r| match r.id() {
@@ -132,18 +129,18 @@ impl Engine {
             let cmi = st.ledger.ledger_index();
             let mut outputs = Vec::new();
             let mut ids = Vec::new();
+            let reader = self.log.reader();
             for r in st.ledger.rows_booked_through(index) {
                 let Some(row) = st.ledger.row(r) else {
                     continue;
                 };
-                let bytes = whiteflag::output_bytes(&self.log, &st.base_blob, row.loc).ok_or_else(
-                    || {
+                let bytes =
+                    whiteflag::output_bytes(&reader, &st.base_blob, row.loc).ok_or_else(|| {
                         failed(format!(
                             "the bytes of output {} are not readable",
                             hex32(&row.output_id)
                         ))
-                    },
-                )?;
+                    })?;
                 outputs.push(SnapshotOutput {
                     output_id: row.output_id,
                     block_id: row.block_id,

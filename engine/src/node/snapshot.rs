@@ -260,13 +260,13 @@ impl Engine {
         st: &State,
         row: &OutputRow,
     ) -> Result<SnapshotOutput, SnapshotCreateError> {
-        let bytes =
-            whiteflag::output_bytes(&self.log, &st.base_blob, row.loc).ok_or_else(|| {
-                failed(format!(
-                    "bytes of output {} not found",
-                    hex32(&row.output_id)
-                ))
-            })?;
+        let reader = self.log.reader();
+        let bytes = whiteflag::output_bytes(&reader, &st.base_blob, row.loc).ok_or_else(|| {
+            failed(format!(
+                "bytes of output {} not found",
+                hex32(&row.output_id)
+            ))
+        })?;
         Ok(SnapshotOutput {
             output_id: row.output_id,
             block_id: row.block_id,
@@ -288,8 +288,8 @@ impl Engine {
             .read_entry(index)
             .map_err(failed)?
             .ok_or_else(|| failed(format!("the diff of milestone {index} is not kept")))?;
-        let block = self
-            .log
+        let reader = self.log.reader();
+        let block = reader
             .get(&LogId::V2(entry.block_id))
             .ok_or_else(|| failed(format!("the block of milestone {index} is not in the log")))?;
         let block = Block::decode(block.bytes()).map_err(failed)?;
@@ -307,7 +307,7 @@ impl Engine {
         let mut created = Vec::with_capacity(entry.created.len());
         for o in &entry.created {
             let bytes =
-                whiteflag::output_bytes(&self.log, &st.base_blob, o.loc).ok_or_else(|| {
+                whiteflag::output_bytes(&reader, &st.base_blob, o.loc).ok_or_else(|| {
                     failed(format!("bytes of output {} not found", hex32(&o.output_id)))
                 })?;
             created.push(SnapshotOutput {
@@ -351,6 +351,7 @@ impl Engine {
         target: u32,
         cmi: u32,
     ) -> Result<Vec<[u8; 32]>, SnapshotCreateError> {
+        let log = log.reader();
         let referenced_by = |id: &BlockId| -> Result<Option<u32>, SnapshotCreateError> {
             match st.tangle.get(id) {
                 Some(m) => Ok(m.view.referenced_by),

@@ -30,8 +30,8 @@ impl Engine {
     }
 
     /// The serialized v3 block `id`, zero-copy from the log.
-    pub fn block_v3_bytes(&self, id: &[u8; 36]) -> Option<&[u8]> {
-        self.log.get(&LogId::V3(*id)).map(|r| r.bytes())
+    pub fn block_v3_bytes(&self, id: &[u8; 36]) -> Option<RecordBytes> {
+        self.log.get_bytes(&LogId::V3(*id))
     }
 
     /// Verifies and stores a serialized v2 block. A known block is answered

@@ -237,7 +237,8 @@ fn data_and_transaction_blocks_interleaved_keep_their_white_flag_order() {
     let later = tagged(&engine, b"later");
     let later_id = engine.submit_v2(&later).unwrap().block_id;
     for id in chain.iter().chain([&later_id]) {
-        let stored = Block::decode(engine.block_bytes(id).unwrap()).unwrap();
+        let bytes = engine.block_bytes(id).unwrap();
+        let stored = Block::decode(&bytes).unwrap();
         let status = engine.block_status(id).unwrap().unwrap();
         assert_eq!(status.parents, stored.parents.to_vec());
         assert!(!status.parents.is_empty());

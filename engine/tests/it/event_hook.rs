@@ -74,7 +74,7 @@ fn blocks_then_their_milestone_in_order() {
     assert_eq!(heard.len(), 7, "{heard:?}");
     let stored = engine.block_bytes(&info.block_id).unwrap();
     assert!(matches!(
-        Block::decode(stored).unwrap().payload,
+        Block::decode(&stored).unwrap().payload,
         Some(Payload::Milestone(_))
     ));
     // White-flag order: the data block was attached first, and both are referenced.

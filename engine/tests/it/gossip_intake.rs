@@ -89,6 +89,7 @@ fn history_and_follower(
 fn blocks_of(engine: &Engine) -> Vec<Vec<u8>> {
     engine
         .internal_log()
+        .reader()
         .iter()
         .filter(|r| matches!(r.id(), LogId::V2(_)))
         .map(|r| r.bytes().to_vec())

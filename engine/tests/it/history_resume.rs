@@ -242,6 +242,7 @@ fn a_damaged_metadata_slot_is_never_served() {
     assert_eq!(status.view.referenced_by, Some(1));
     let offset = engine
         .internal_log()
+        .reader()
         .get(&ledger_engine::internals::log::BlockId::V2(old))
         .unwrap()
         .location()

@@ -183,7 +183,8 @@ fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> Reopened {
         assert!(!name.ends_with(".tmp"), "cycle {cycle}: {name} left");
     }
     for (id, acked_in) in acked {
-        let record = log.get(id).unwrap_or_else(|| {
+        let reader = log.reader();
+        let record = reader.get(id).unwrap_or_else(|| {
             panic!("cycle {cycle}: block {id:?} acknowledged in cycle {acked_in} is missing")
         });
         assert_eq!(record.id(), *id);
@@ -195,7 +196,7 @@ fn verify(dir: &Path, cycle: u64, acked: &HashMap<BlockId, u64>) -> Reopened {
     }
     // Unacknowledged blocks that made it are intact too, and each id is stored once.
     let mut seen = HashSet::new();
-    for record in log.iter() {
+    for record in log.reader().iter() {
         let id = record.id();
         assert_eq!(
             &blake2b256(record.bytes())[..],

@@ -50,7 +50,8 @@ fn v3_id(n: u8) -> [u8; 36] {
 type State = Vec<(BlockId, Location, Vec<u8>)>;
 
 fn state(log: &Log) -> State {
-    log.iter()
+    log.reader()
+        .iter()
         .map(|r| (r.id(), r.location(), r.bytes().to_vec()))
         .collect()
 }
@@ -106,7 +107,8 @@ proptest! {
                 Op::Get(n) => {
                     let id = BlockId::V2(blake2b256(&body(n)));
                     let want = model.iter().find(|r| r.0 == id);
-                    let got = log.get(&id);
+                    let reader = log.reader();
+                    let got = reader.get(&id);
                     prop_assert_eq!(
                         got.map(|r| (r.location(), r.bytes().to_vec())),
                         want.map(|r| (r.1, r.2.clone()))
@@ -130,7 +132,8 @@ proptest! {
                     prop_assert_eq!(recovery.scanned_segments, 1 + u32::from(lost.is_some()));
                     prop_assert_eq!(&state(&log), &before);
                     for (id, location, bytes) in &model {
-                        let got = log.get(id).map(|r| (r.location(), r.bytes().to_vec()));
+                        let reader = log.reader();
+                        let got = reader.get(id).map(|r| (r.location(), r.bytes().to_vec()));
                         prop_assert_eq!(got, Some((*location, bytes.clone())));
                     }
                 }

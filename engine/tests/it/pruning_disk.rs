@@ -19,7 +19,6 @@ use crate::dev_net::{self, basic, key, SUPPLY};
 fn config(dir: &Path) -> EngineConfig {
     let mut c = dev_net::config(dir, 5);
     c.log_segment_size = 64 << 10;
-    c.retire_grace = Duration::ZERO;
     c
 }
 
@@ -87,7 +86,7 @@ fn answers(engine: &Engine, outputs: &[[u8; 34]], recent: &[[u8; 32]], from: u32
         indexed: engine.indexed_outputs(&query).unwrap().items,
         recent_blocks: recent
             .iter()
-            .map(|id| engine.block_bytes(id).map(<[u8]>::to_vec))
+            .map(|id| engine.block_bytes(id).map(|b| b.to_vec()))
             .collect(),
         milestones: (from..=engine.ledger_index())
             .map(|i| engine.milestone_by_index(i))

@@ -197,7 +197,7 @@ fn cached_verdicts_confirm_exactly_what_cold_verification_confirms() {
         .iter()
         .all(|id| cold.cached_signature_verdicts(id).is_none()));
     // The same milestone, confirmed cold: its Merkle roots must match.
-    cold.submit_v2(cached.block_bytes(&m.block_id).unwrap())
+    cold.submit_v2(&cached.block_bytes(&m.block_id).unwrap())
         .unwrap();
     assert_eq!(
         cold.latest_milestone(),

@@ -202,13 +202,13 @@ impl Gossip {
                     .milestone_block_id(index)
                     .and_then(|id| self.engine.block_bytes(&id))
                 {
-                    self.send_to(&peer, &Message::Block(bytes.into()));
+                    self.send_to(&peer, &Message::Block((&*bytes).into()));
                 }
             }
             Message::BlockRequest { block_id } => {
                 PeerGossip::bump(&counters.received_block_requests);
                 if let Some(bytes) = self.engine.block_bytes(&block_id) {
-                    self.send_to(&peer, &Message::Block(bytes.into()));
+                    self.send_to(&peer, &Message::Block((&*bytes).into()));
                 }
             }
             Message::Block(bytes) => {
@@ -361,7 +361,7 @@ impl Gossip {
                 let Some(bytes) = self.engine.block_bytes(&id) else {
                     continue;
                 };
-                let Ok(frame) = Message::Block(bytes.into()).to_bytes() else {
+                let Ok(frame) = Message::Block((&*bytes).into()).to_bytes() else {
                     continue;
                 };
                 let frame = Bytes::from(frame);

@@ -25,8 +25,6 @@ const FLOWING: &[&str] = &[
     "21",
     "--log-segment-size",
     "64KB",
-    "--log-retire-grace",
-    "0",
 ];
 /// The coordinator issues milestones only when asked: the state holds still.
 const FROZEN: &[&str] = &["--no-p2p", "--coordinator-interval", "0"];
@@ -266,5 +264,79 @@ fn a_crash_at_each_step_of_a_retirement_loses_nothing_retained() {
         flow(&node, |_, p| p >= pruned + 30);
         node.get(&format!("/api/core/v2/outputs/{kept_output}"))
             .assert_json(200);
+    }
+}
+
+/// Lines of process `pid`'s memory map that map a log file (segment or index), and those whose
+/// file was deleted.
+fn log_mappings(pid: u32) -> (usize, usize) {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).expect("maps");
+    let log_file = |l: &&str| l.contains("/log/") && (l.contains(".seg") || l.contains(".idx"));
+    let lines: Vec<&str> = maps.lines().filter(log_file).collect();
+    let deleted = lines.iter().filter(|l| l.ends_with("(deleted)")).count();
+    (lines.len(), deleted)
+}
+
+#[test]
+fn with_default_segments_disk_follows_pruning_by_milestones_and_retired_segments_are_unmapped() {
+    // Default segment size (64 MiB): far more than this test stores. Pruning by milestones
+    // seals segments early (a sixteenth of the milestones kept, 1 MiB at least), so the
+    // oldest ones are retired while blocks flow.
+    let args = [
+        "--no-p2p",
+        "--coordinator-interval",
+        "0.05",
+        "--pruning-milestones-to-keep",
+        "32",
+    ];
+    let node = TestNode::start_with(&args, &[]);
+    let log_dir = node.data_dir().join("log");
+    let mut most_mappings = 0;
+    let acked = flow(&node, |_, pruned| {
+        most_mappings = most_mappings.max(log_mappings(node.pid()).0);
+        pruned >= 150 && node.log().matches("retired pruned log segments").count() >= 3
+    });
+    let stored = acked.len() as u64 * 1100;
+    assert!(
+        stored < 60 << 20,
+        "stored {stored} bytes: not one default segment"
+    );
+    assert!(log_dir.join("RETIRED").exists(), "{}", node.log());
+    assert!(!log_dir.join("00000000.seg").exists());
+    let used = disk_use(&log_dir);
+    assert!(
+        used * 2 < stored,
+        "the log takes {used} bytes on disk after storing about {stored}"
+    );
+    // Retired segments are unmapped once no reader holds them: the node's mappings of log
+    // files stay bounded by the segments it keeps, none of a deleted file lingers.
+    let live = std::fs::read_dir(&log_dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".seg"))
+        .count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (mapped, deleted) = loop {
+        let (mapped, deleted) = log_mappings(node.pid());
+        if deleted == 0 || std::time::Instant::now() > deadline {
+            break (mapped, deleted);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(deleted, 0, "mappings of deleted log files remain");
+    assert!(
+        mapped <= 2 * live + 2,
+        "{mapped} mappings of log files for {live} segments"
+    );
+    assert!(most_mappings <= 2 * live + 40, "{most_mappings} at most");
+    // Blocks posted after the pruning caught up are served.
+    let pruned = status(&node)["pruningIndex"].as_u64().unwrap();
+    let recent = acked
+        .iter()
+        .rev()
+        .take_while(|(_, confirmed)| *confirmed > pruned + 2)
+        .take(20);
+    for (id, _) in recent {
+        node.get(&format!("{BLOCKS}/{id}")).assert_json(200);
     }
 }

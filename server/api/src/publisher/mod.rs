@@ -135,9 +135,10 @@ impl EnginePublisher {
     /// `blocks` and its subtopics, `milestones` and `milestone-info/latest` for a milestone
     /// (its metadata follows once it is solid, [`Event::Solid`]).
     fn block(&self, id: &BlockId, latest: &mut u32) {
-        let Some(bytes) = self.engine.block_bytes(id) else {
+        let Some(held) = self.engine.block_bytes(id) else {
             return;
         };
+        let bytes = held.as_slice();
         let b = &self.broker;
         b.publish_with(topics::BLOCKS, || Some(bytes));
         let kind = layout::payload_kind(bytes);
@@ -199,7 +200,7 @@ impl EnginePublisher {
             }
         }
         b.publish_with(topics::RECEIPTS, || {
-            payloads::receipt(self.engine.block_bytes(&info.block_id)?)
+            payloads::receipt(&self.engine.block_bytes(&info.block_id)?)
         });
         b.publish_with(topics::MILESTONE_CONFIRMED, || {
             Some(payloads::milestone_info(&info))
@@ -285,7 +286,7 @@ impl EventService for EnginePublisher {
                     ["transactions", tx, "included-block"] => {
                         let tx = parse_hex::<32>(tx)?;
                         let block = e.included_block(&tx)?;
-                        e.block_bytes(&block).map(<[u8]>::to_vec)
+                        e.block_bytes(&block).map(|b| b.to_vec())
                     }
                     ["outputs", id] => self.output_snapshot(&parse_hex::<34>(id)?),
                     _ => None,

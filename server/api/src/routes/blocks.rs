@@ -140,7 +140,7 @@ fn json_draft(body: &[u8]) -> Result<V2Draft, ApiError> {
 pub(crate) fn block_bytes(engine: &Engine, id: &[u8; 32]) -> Result<Vec<u8>, ApiError> {
     engine
         .block_bytes(id)
-        .map(<[u8]>::to_vec)
+        .map(|b| b.to_vec())
         .ok_or_else(|| ApiError::not_found(format!("block not found: {}", to_hex(id))))
 }
 

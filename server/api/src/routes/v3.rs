@@ -118,7 +118,7 @@ fn stored(state: &AppState, id: &[u8; 36]) -> Result<Bytes, ApiError> {
     state
         .engine()?
         .block_v3_bytes(id)
-        .map(Bytes::copy_from_slice)
+        .map(Bytes::from_owner)
         .ok_or_else(|| not_found(id))
 }
 
