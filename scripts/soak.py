@@ -295,6 +295,8 @@ def main() -> int:
                     help="--load steady: ledger-load connections [16]")
     ap.add_argument("--ref-minute", type=float, default=5.0,
                     help="RssAnon and disk use are compared between this minute and the end [5]")
+    ap.add_argument("--keep-log", default=None, metavar="FILE",
+                    help="copy the node's log (stderr) to FILE at the end")
     ap.add_argument("--node-arg", action="append", default=[],
                     help="an extra argument for `ledger-node run` (repeatable), e.g. "
                          "--node-arg=--pruning-milestones-to-keep --node-arg=100")
@@ -416,6 +418,8 @@ def main() -> int:
               f"achieved {r.get('achievedRate', 0):.1f}/s ({r.get('started')} started, "
               f"{r.get('errors')} failed without answer), status {status}, "
               f"latency p50 {r['latencyMs']['p50']:.2f} ms p99 {r['latencyMs']['p99']:.2f} ms")
+    if args.keep_log:
+        shutil.copyfile(os.path.join(work, "node.log"), args.keep_log)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -523,12 +523,11 @@ impl Archive for BlockMetaFiles {
         let gone = std::mem::replace(&mut self.files, kept);
         for f in gone.values() {
             // The map goes with `gone` below; no slice of it is borrowed (reads borrow
-            // `&self`, and this takes `&mut self`).
+            // `&self`, and this takes `&mut self`). Not made durable with a directory fsync
+            // (the caller holds the state lock, which submits wait for): a file a crash
+            // brings back is below the log's first segment, and the next open deletes it.
             fs::remove_file(&f.path)
                 .map_err(|e| ArchiveError(format!("removing {}: {e}", f.path.display())))?;
-        }
-        if !gone.is_empty() {
-            fsync_dir(&self.dir).map_err(|e| ArchiveError(e.to_string()))?;
         }
         Ok(gone.len())
     }

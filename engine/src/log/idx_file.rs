@@ -164,6 +164,11 @@ impl SealedIndex {
         layout::verify_sections(self.bytes.get(), &self.header)
     }
 
+    /// Where the segment's seal frame starts: the end of its records.
+    pub(crate) fn seal_offset(&self) -> u32 {
+        self.header.seal_offset
+    }
+
     /// The segment size recorded in the header (checked against the segment at open).
     pub(crate) fn segment_size(&self) -> u32 {
         self.header.segment_size

@@ -106,6 +106,8 @@ struct Inner {
     corrupt_reads: AtomicU64,
     /// The first segment that is not retired (`retire.rs`).
     first: AtomicU32,
+    /// Held by a retirement (`retire.rs`): they run one at a time.
+    retiring: Mutex<()>,
     /// See [`Log::max_records_per_segment`].
     max_records_per_segment: u32,
     recovery: Recovery,

@@ -378,6 +378,7 @@ impl Log {
             poisoned: AtomicBool::new(false),
             corrupt_reads: AtomicU64::new(0),
             first: AtomicU32::new(first),
+            retiring: Mutex::new(()),
             max_records_per_segment: max_records_per_segment(largest_size),
             recovery,
             idx_verified: AtomicU32::new(0),

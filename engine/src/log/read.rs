@@ -21,8 +21,14 @@ impl Log {
     }
 
     /// The record with this id: the active segment first, then the sealed segments from the
-    /// newest to the oldest, as far as `segs` holds them.
-    fn lookup<'s>(&self, segs: &'s Segments, id: &BlockId) -> Option<Record<'s>> {
+    /// newest to the oldest (from `near` down, then above it, when given), as far as `segs`
+    /// holds them.
+    fn lookup<'s>(
+        &self,
+        segs: &'s Segments,
+        id: &BlockId,
+        near: Option<u32>,
+    ) -> Option<Record<'s>> {
         let active = {
             let index = self.index();
             if let Some(e) = index.find(segs, id) {
@@ -38,7 +44,9 @@ impl Log {
             return None;
         }
         let first = self.first_segment();
-        for number in (first..active).rev() {
+        let split = near.map_or(active, |n| n.saturating_add(1).clamp(first, active));
+        let order = (first..split).rev().chain(split..active);
+        for number in order {
             let Some(seg) = segs.get_arc(number) else {
                 continue;
             };
@@ -65,7 +73,7 @@ impl Log {
 
     pub(super) fn find(&self, id: &BlockId) -> Option<Entry> {
         let segs = self.inner.segments.load();
-        self.lookup(&segs, id).map(|r| Entry {
+        self.lookup(&segs, id, None).map(|r| Entry {
             segment: r.location.segment,
             offset: r.location.offset,
         })
@@ -128,6 +136,11 @@ impl Log {
     /// Ordinals of a segment run from 0 to its record count - 1, below
     /// [`Log::max_records_per_segment`].
     pub fn ordinal(&self, location: Location) -> Option<u32> {
+        self.ordinal_in(&self.inner.segments.load(), location)
+    }
+
+    /// [`Log::ordinal`] as far as `segs` holds the segments.
+    fn ordinal_in(&self, segs: &Segments, location: Location) -> Option<u32> {
         if location.segment < self.first_segment() {
             return None;
         }
@@ -139,14 +152,13 @@ impl Log {
                 std::cmp::Ordering::Less => {}
             }
         }
-        let segs = self.inner.segments.load();
         self.inner
             .sealed_index(segs.get(location.segment)?)?
             .ordinal_of(location.offset)
     }
 
     /// The position one past the last appended record: where the next append goes unless it
-    /// does not fit the active segment. [`Log::iter_from`] at this position yields nothing
+    /// does not fit the active segment. [`Reader::iter_from`] at this position yields nothing
     /// (as of this call).
     pub fn end(&self) -> Location {
         self.index().end()
@@ -232,12 +244,19 @@ impl fmt::Debug for Reader<'_> {
 impl Reader<'_> {
     /// The record with this id.
     pub fn get(&self, id: &BlockId) -> Option<Record<'_>> {
-        self.log.lookup(&self.segs, id)
+        self.log.lookup(&self.segs, id, None)
+    }
+
+    /// [`Reader::get`] for a record expected in or before segment `near` (a parent near its
+    /// child): the sealed segments are searched from `near` down first. Same answer, found
+    /// in a few probes instead of one per newer segment.
+    pub fn get_near(&self, id: &BlockId, near: u32) -> Option<Record<'_>> {
+        self.log.lookup(&self.segs, id, Some(near))
     }
 
     /// The record at `location`, or `None` if no record starts there.
     pub fn read(&self, location: Location) -> Option<Record<'_>> {
-        self.log.ordinal(location)?;
+        self.log.ordinal_in(&self.segs, location)?;
         self.log.record(
             &self.segs,
             Entry {
@@ -312,7 +331,7 @@ fn index_len(index: &Index) -> u32 {
 
 /// Iterator over the records of a [`Log`] in append order; see [`Reader::iter`] and
 /// [`Reader::iter_from`]. A record of a sealed segment whose checksum fails is skipped (and
-/// logged, like [`Log::get`] does).
+/// logged, like [`Reader::get`] does).
 pub struct Iter<'a> {
     reader: &'a Reader<'a>,
     /// The segment and ordinal of the next record to fetch into `buf`.

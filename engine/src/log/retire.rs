@@ -27,7 +27,7 @@ pub struct Retired {
     pub segments: u32,
     /// Their records.
     pub records: u64,
-    /// Their bytes (segment files' lengths).
+    /// Their bytes (up to each segment's seal: what the files held).
     pub bytes: u64,
 }
 
@@ -118,14 +118,17 @@ impl Log {
     /// The `RETIRED` file could not be written: nothing was retired.
     pub fn retire_below(&self, first: u32) -> Result<Retired, LogError> {
         let inner = &*self.inner;
-        // The writer lock keeps the active segment from rolling meanwhile.
-        let w = lock(&inner.writer);
-        let first = first.min(w.segment);
+        // One retirement at a time: `RETIRED` only ever moves forward.
+        let _retiring = lock(&inner.retiring);
+        // Never the active segment; segments only get added, so this stays below it. The
+        // writer lock is not held while `RETIRED` is made durable: appends go on meanwhile.
+        let first = first.min(lock(&inner.writer).segment);
         let old = inner.first.load(Ordering::Acquire);
         if first <= old {
             return Ok(Retired::default());
         }
         write_first(&inner.dir, first)?;
+        let w = lock(&inner.writer);
         inner.first.store(first, Ordering::Release);
         let removed = inner.segments.remove_below(first);
         let mut retired = Retired::default();
@@ -134,7 +137,9 @@ impl Log {
             seg.close_file();
             retired.segments += 1;
             retired.records += seg.installed_index().map_or(0, |s| u64::from(s.count()));
-            retired.bytes += seg.bytes().len() as u64;
+            retired.bytes += seg
+                .installed_index()
+                .map_or(0, |s| u64::from(s.seal_offset()));
         }
         inner
             .index

@@ -549,3 +549,57 @@ fn a_second_open_of_the_same_directory_is_refused_until_the_first_closes() {
     let again = Log::open(dir.path(), FAST).unwrap();
     assert_eq!(again.len(), 1);
 }
+
+#[test]
+fn a_lookup_near_a_segment_finds_what_a_lookup_from_the_newest_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST.with_segment_size(16 << 10)).unwrap();
+    for i in 0..600 {
+        log.append_v2(&block(i)).unwrap();
+    }
+    let (first, active) = (log.first_segment(), log.active_segment());
+    assert!(active >= 5, "{active} segments");
+    let reader = log.reader();
+    for (id, loc, bytes) in contents(&log) {
+        for near in [first, loc.segment, active / 2, active, active + 10] {
+            let r = reader
+                .get_near(&id, near)
+                .unwrap_or_else(|| panic!("{loc:?} near {near}"));
+            assert_eq!((r.location(), r.bytes()), (loc, &bytes[..]));
+        }
+    }
+    for i in 1_000..1_050 {
+        let absent = v2(&block(i));
+        assert!(reader.get_near(&absent, active / 2).is_none());
+    }
+}
+
+#[test]
+fn sealing_the_active_segment_early_keeps_every_record_and_needs_a_record_and_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    assert!(!log.seal_active(0).unwrap(), "nothing to seal");
+    for i in 0..10 {
+        log.append_v2(&block(i)).unwrap();
+    }
+    assert!(!log.seal_active(1 << 20).unwrap(), "below the bytes asked");
+    assert_eq!(log.active_segment(), 0);
+    assert!(log.seal_active(1).unwrap());
+    assert_eq!(log.active_segment(), 1);
+    assert!(
+        index_path(dir.path(), 0).exists(),
+        "sealed with its index file"
+    );
+    log.append_v2(&block(10)).unwrap();
+    let before = contents(&log);
+    assert_eq!(before.len(), 11);
+    drop(log);
+    let log = Log::open(dir.path(), FAST).unwrap();
+    assert_eq!(contents(&log), before);
+    assert_eq!(log.active_segment(), 1);
+    assert_eq!(
+        log.recovery().scanned_segments,
+        1,
+        "only the active segment scanned"
+    );
+}

@@ -56,7 +56,7 @@ impl Engine {
             metadata_files = metas,
             base_outputs = outputs,
             ms = started.elapsed().as_millis(),
-            "retired pruned log segments (disk released after the grace period)"
+            "retired pruned log segments"
         );
         Ok(())
     }

@@ -6,7 +6,7 @@
 //! entry points from the tangle), then written outside it. Creation shares the pruning lock:
 //! one prune or snapshot at a time.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::snapshot::{
     FullHeader, FullWriter, MilestoneDiff as FileDiff, ProtocolParametersOption, SnapshotOutput,
@@ -351,22 +351,33 @@ impl Engine {
         target: u32,
         cmi: u32,
     ) -> Result<Vec<[u8; 32]>, SnapshotCreateError> {
-        let log = log.reader();
-        let referenced_by = |id: &BlockId| -> Result<Option<u32>, SnapshotCreateError> {
-            match st.tangle.get(id) {
-                Some(m) => Ok(m.view.referenced_by),
-                None => Ok(st
-                    .tangle
-                    .archived_checked(id)
-                    .map_err(|e| failed(e.0))?
-                    .map(|(a, _)| a.referenced_by)),
+        let reader = log.reader();
+        // Each block the walk meets, looked up once: the milestone that referenced it (none:
+        // unreferenced) and its record, or `None` when the node does not hold it. Blocks are
+        // looked up next to the child they were met from (a parent is stored shortly before
+        // its child), not from the newest segment down: under pruning they sit among the
+        // oldest segments, which a newest-first search reaches last.
+        let mut known: HashMap<BlockId, Option<(Option<u32>, Location)>> = HashMap::new();
+        let mut look = |id: &BlockId, near: u32| {
+            if let Some(found) = known.get(id) {
+                return Ok(*found);
             }
-        };
-        let parents_of = |id: &BlockId| -> Option<Vec<BlockId>> {
-            let record = log.get(&LogId::V2(*id))?;
-            Block::decode(record.bytes())
-                .ok()
-                .map(|b| b.parents.to_vec())
+            let found = match st.tangle.get(id) {
+                Some(m) => Some((m.view.referenced_by, Location::from_u64(m.record))),
+                None => match reader.get_near(&LogId::V2(*id), near) {
+                    Some(record) => {
+                        let at = record.location();
+                        let archived = st
+                            .tangle
+                            .archived_at_checked(id, at.to_u64())
+                            .map_err(|e| failed(e.0))?;
+                        Some((archived.map(|a| a.referenced_by), at))
+                    }
+                    None => None,
+                },
+            };
+            known.insert(*id, found);
+            Ok::<_, SnapshotCreateError>(found)
         };
         let low = target.saturating_sub(SEP_THRESHOLD);
         let mut seps = HashSet::new();
@@ -376,32 +387,33 @@ impl Engine {
                 .milestones
                 .get(&k)
                 .ok_or_else(|| failed(format!("milestone {k} is not known")))?;
-            let Some(payload_parents) = log
-                .get(&LogId::V2(ms.block_id))
-                .and_then(|r| Block::decode(r.bytes()).ok())
-                .and_then(|b| match b.payload {
-                    Some(Payload::Milestone(m)) => Some(m.parents.to_vec()),
-                    _ => None,
-                })
+            let unreadable = || failed(format!("the block of milestone {k} is not readable"));
+            let record = reader.get(&LogId::V2(ms.block_id)).ok_or_else(unreadable)?;
+            let Some(Payload::Milestone(m)) = Block::decode(record.bytes())
+                .map_err(|_| unreadable())?
+                .payload
             else {
-                return Err(failed(format!(
-                    "the block of milestone {k} is not readable"
-                )));
+                return Err(unreadable());
             };
+            let near = record.location().segment();
             // Blocks referenced by k: its cone stops at blocks referenced before k.
-            let mut stack = payload_parents;
-            while let Some(id) = stack.pop() {
-                if referenced_by(&id)? != Some(k) || !visited.insert(id) {
-                    continue;
-                }
-                let Some(parents) = parents_of(&id) else {
+            let mut stack: Vec<(BlockId, u32)> = m.parents.iter().map(|p| (*p, near)).collect();
+            while let Some((id, near)) = stack.pop() {
+                let Some((Some(by), at)) = look(&id, near)? else {
                     continue;
                 };
-                for p in parents {
-                    match referenced_by(&p)? {
-                        Some(r) if r == k => stack.push(p),
-                        Some(r) if (low..=target).contains(&r) => {
-                            seps.insert(p);
+                if by != k || !visited.insert(id) {
+                    continue;
+                }
+                let Some(block) = reader.read(at).and_then(|r| Block::decode(r.bytes()).ok())
+                else {
+                    continue;
+                };
+                for p in block.parents.iter() {
+                    match look(p, at.segment())? {
+                        Some((Some(r), _)) if r == k => stack.push((*p, at.segment())),
+                        Some((Some(r), _)) if (low..=target).contains(&r) => {
+                            seps.insert(*p);
                         }
                         _ => {}
                     }

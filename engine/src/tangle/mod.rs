@@ -283,6 +283,18 @@ impl Tangle {
         Ok(self.read_archived(id, record)?.map(|a| (a, record)))
     }
 
+    /// [`Self::archived_checked`] for a block whose log record is known.
+    ///
+    /// # Errors
+    /// The block's archived metadata is damaged (the message names the file).
+    pub fn archived_at_checked(
+        &self,
+        id: &BlockId,
+        record: u64,
+    ) -> Result<Option<Archived>, ArchiveError> {
+        self.read_archived(id, record)
+    }
+
     /// [`Self::archived`] for a block whose log record is known.
     pub fn archived_at(&self, id: &BlockId, record: u64) -> Option<Archived> {
         self.read_archived(id, record).unwrap_or_else(|e| {
