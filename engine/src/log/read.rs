@@ -266,6 +266,23 @@ impl Reader<'_> {
         )
     }
 
+    /// Where an iteration through this reader ends: after the active segment's records as of
+    /// now, or, when a roll came after the reader was made, after the last segment it holds
+    /// (sealed by then: its index file is installed before the next segment is).
+    fn iter_end(&self, index: &Index) -> (u32, u32) {
+        match self.segs.last_number() {
+            Some(last) if last < index.segment() => {
+                let count = self
+                    .segs
+                    .get(last)
+                    .and_then(Segment::installed_index)
+                    .map_or(0, idx_file::SealedIndex::count);
+                (last, count)
+            }
+            _ => (index.segment(), index_len(index)),
+        }
+    }
+
     /// All records in append order, as of this call (later appends are not visited).
     pub fn iter(&self) -> Iter<'_> {
         let index = self.log.index();
@@ -273,7 +290,7 @@ impl Reader<'_> {
             reader: self,
             segment: self.log.first_segment(),
             ordinal: 0,
-            end: (index.segment(), index_len(&index)),
+            end: self.iter_end(&index),
             remaining: index.len(),
             buf: VecDeque::new(),
         }
@@ -293,18 +310,18 @@ impl Reader<'_> {
             from
         };
         let index = log.index();
-        let end = (index.segment(), index_len(&index));
+        let end = self.iter_end(&index);
         let total = index.len();
-        let start = match from.segment.cmp(&end.0) {
-            std::cmp::Ordering::Equal => (from.segment, index.lower_bound(from.offset)),
-            std::cmp::Ordering::Greater => end,
-            std::cmp::Ordering::Less => {
-                drop(index);
-                let ordinal = log
-                    .sealed(&self.segs, from.segment)
-                    .map_or(0, |s| s.lower_bound(from.offset));
-                (from.segment, ordinal)
-            }
+        let start = if from.segment > end.0 {
+            end
+        } else if from.segment == index.segment() {
+            (from.segment, index.lower_bound(from.offset))
+        } else {
+            drop(index);
+            let ordinal = log
+                .sealed(&self.segs, from.segment)
+                .map_or(0, |s| s.lower_bound(from.offset));
+            (from.segment, ordinal)
         };
         // Header counts (checked against the seals at open): no index needs verifying here.
         let before: u64 = (first..start.0)

@@ -274,6 +274,12 @@ impl Segments {
         self.get_arc(number).map(|seg| &**seg)
     }
 
+    /// The number of the last segment in this list.
+    pub(crate) fn last_number(&self) -> Option<u32> {
+        let len = u32::try_from(self.list.len()).ok()?;
+        self.base.checked_add(len.checked_sub(1)?)
+    }
+
     /// The shared handle of segment `number`, to keep it mapped beyond this list.
     pub(crate) fn get_arc(&self, number: u32) -> Option<&Arc<Segment>> {
         let n = usize::try_from(number.checked_sub(self.base)?).ok()?;
