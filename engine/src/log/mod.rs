@@ -186,13 +186,16 @@ impl Log {
         let frame_len = FRAME_HEADER_LEN + id.as_bytes().len() + body.len();
         let frame_len_u32 = u32::try_from(frame_len).map_err(|_| LogError::Full("frame"))?;
         let room = u64::from(w.size).saturating_sub(u64::from(w.offset));
-        if (frame_len as u64).saturating_add(SEAL_FRAME_LEN as u64) > room {
+        let mut seg = inner.segment(w.segment)?;
+        // A roll that failed after the segment's index was installed (an early seal,
+        // `Log::seal_active`) leaves it sealed: nothing more may go into it.
+        if (frame_len as u64).saturating_add(SEAL_FRAME_LEN as u64) > room || seg.is_sealed() {
             inner.roll(&mut w)?;
+            seg = inner.segment(w.segment)?;
         }
         let mut buf = std::mem::take(&mut w.buf);
         buf.clear();
         format::encode_frame(&mut buf, id.kind().byte(), id.as_bytes(), body);
-        let seg = inner.segment(w.segment)?;
         let written = seg.with_file(|f| f.write_all_at(&buf, u64::from(w.offset)));
         w.buf = buf;
         written.map_err(|e| LogError::io("write", &seg.path, e))?;

@@ -603,3 +603,38 @@ fn sealing_the_active_segment_early_keeps_every_record_and_needs_a_record_and_th
         "only the active segment scanned"
     );
 }
+
+#[test]
+fn after_an_early_seal_that_failed_no_record_goes_into_the_sealed_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), FAST).unwrap();
+    for i in 0..10 {
+        log.append_v2(&block(i)).unwrap();
+    }
+    // The next segment cannot be created: its temporary name is taken by a directory.
+    let blocker = dir.path().join(format!("{}.tmp", Segment::file_name(1)));
+    std::fs::create_dir(&blocker).unwrap();
+    assert!(log.seal_active(1).is_err());
+    assert!(
+        log.append_v2(&block(10)).is_err(),
+        "the append retries the roll, and fails with it"
+    );
+    std::fs::remove_dir(&blocker).unwrap();
+    log.append_v2(&block(10)).unwrap();
+    assert_eq!(log.active_segment(), 1);
+    let all = contents(&log);
+    assert_eq!(all.len(), 11);
+    assert_eq!(
+        all[10].1.segment, 1,
+        "the record went into the next segment"
+    );
+    let reader = log.reader();
+    for (id, loc, bytes) in &all {
+        let r = reader.get(id).unwrap();
+        assert_eq!((r.location(), r.bytes()), (*loc, &bytes[..]));
+    }
+    drop(reader);
+    drop(log);
+    let log = Log::open(dir.path(), FAST).unwrap();
+    assert_eq!(contents(&log), all);
+}
