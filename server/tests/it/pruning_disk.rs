@@ -29,11 +29,16 @@ const FLOWING: &[&str] = &[
 /// The coordinator issues milestones only when asked: the state holds still.
 const FROZEN: &[&str] = &["--no-p2p", "--coordinator-interval", "0"];
 
-/// Bytes a directory takes on disk (allocated blocks, recursively).
+/// Bytes a directory takes on disk (allocated blocks, recursively). A running node deletes
+/// retired files meanwhile: one gone between the listing and its metadata counts nothing.
 fn disk_use(dir: &Path) -> u64 {
     let mut total = 0;
     for entry in std::fs::read_dir(dir).expect("list").flatten() {
-        let meta = entry.metadata().expect("metadata");
+        let meta = match entry.metadata() {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => panic!("metadata of {}: {e}", entry.path().display()),
+        };
         total += if meta.is_dir() {
             disk_use(&entry.path())
         } else {
