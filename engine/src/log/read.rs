@@ -125,11 +125,6 @@ impl Log {
         self.reader().get(id).map(|r| r.to_bytes())
     }
 
-    /// The bytes of the record at `location`, held beyond any reader (see [`RecordBytes`]).
-    pub fn read_bytes(&self, location: Location) -> Option<RecordBytes> {
-        self.reader().read(location).map(|r| r.to_bytes())
-    }
-
     /// The ordinal of the record starting at `location` within its segment (its 0-based
     /// position in the segment's append order), or `None` if no record starts there.
     ///
