@@ -82,10 +82,13 @@ impl<V> ShardedMap<V> {
     }
 
     /// Gives memory back after many removals: a shard holding less than a quarter of its
-    /// capacity is shrunk to twice its entries (small shards are left alone).
+    /// capacity is shrunk to twice its entries (the tiniest shards are left alone). The
+    /// tangle calls this at every milestone: a burst of blocks in flight (a slow
+    /// confirmation) grows the shards, and without shrinking them back that peak's
+    /// capacity would stay for good, a step in the node's memory after each larger burst.
     pub fn shrink_sparse(&mut self) {
         for shard in self.shards.iter_mut() {
-            if shard.capacity() > 1024 && shard.len() * 4 < shard.capacity() {
+            if shard.capacity() > 64 && shard.len() * 4 < shard.capacity() {
                 shard.shrink_to(shard.len() * 2);
             }
         }
@@ -101,14 +104,47 @@ impl<V> ShardedMap<V> {
 mod tests {
     use super::*;
 
+    fn key(i: u32) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(&i.wrapping_mul(2_654_435_761).to_le_bytes());
+        k
+    }
+
+    fn capacity<V>(m: &ShardedMap<V>) -> usize {
+        m.shards.iter().map(HashMap::capacity).sum()
+    }
+
+    #[test]
+    fn capacity_grown_by_a_burst_is_given_back_once_it_passes() {
+        // The tangle's rows at 2 000 blocks/s (a few thousand in flight), then a slow
+        // confirmation holding ten times as many, then the steady size again.
+        let mut m = ShardedMap::default();
+        for i in 0..6_000 {
+            m.insert(key(i), [0u8; 128]);
+        }
+        m.shrink_sparse();
+        let steady = capacity(&m);
+        for i in 6_000..60_000 {
+            m.insert(key(i), [0u8; 128]);
+        }
+        let burst = capacity(&m);
+        assert!(burst > 8 * steady, "burst {burst}, steady {steady}");
+        for i in 6_000..60_000 {
+            m.remove(&key(i));
+        }
+        m.shrink_sparse();
+        let after = capacity(&m);
+        assert!(
+            after <= 2 * steady,
+            "capacity after the burst {after}, before it {steady}"
+        );
+        assert_eq!(m.len(), 6_000);
+        assert!((0..6_000).all(|i| m.contains_key(&key(i))));
+    }
+
     #[test]
     fn behaves_like_one_map() {
         let mut m = ShardedMap::default();
-        let key = |i: u32| {
-            let mut k = [0u8; 32];
-            k[..4].copy_from_slice(&i.wrapping_mul(2_654_435_761).to_le_bytes());
-            k
-        };
         for i in 0..10_000 {
             assert_eq!(m.insert(key(i), i), None);
         }

@@ -6,6 +6,7 @@
 //! entry points from the tangle), then written outside it. Creation shares the pruning lock:
 //! one prune or snapshot at a time.
 
+use crate::log::Reader;
 use std::collections::{HashMap, HashSet};
 
 use crate::snapshot::{
@@ -352,36 +353,18 @@ impl Engine {
         cmi: u32,
     ) -> Result<Vec<[u8; 32]>, SnapshotCreateError> {
         let reader = log.reader();
-        // Each block the walk meets, looked up once: the milestone that referenced it (none:
-        // unreferenced) and its record, or `None` when the node does not hold it. Blocks are
-        // looked up next to the child they were met from (a parent is stored shortly before
-        // its child), not from the newest segment down: under pruning they sit among the
-        // oldest segments, which a newest-first search reaches last.
-        let mut known: HashMap<BlockId, Option<(Option<u32>, Location)>> = HashMap::new();
-        let mut look = |id: &BlockId, near: u32| {
-            if let Some(found) = known.get(id) {
-                return Ok(*found);
-            }
-            let found = match st.tangle.get(id) {
-                Some(m) => Some((m.view.referenced_by, Location::from_u64(m.record))),
-                None => match reader.get_near(&LogId::V2(*id), near) {
-                    Some(record) => {
-                        let at = record.location();
-                        let archived = st
-                            .tangle
-                            .archived_at_checked(id, at.to_u64())
-                            .map_err(|e| failed(e.0))?;
-                        Some((archived.map(|a| a.referenced_by), at))
-                    }
-                    None => None,
-                },
-            };
-            known.insert(*id, found);
-            Ok::<_, SnapshotCreateError>(found)
-        };
+        // The blocks met while walking one milestone's cone, each looked up once: the
+        // milestone that referenced it (none: unreferenced), its record and whether the walk
+        // went through it; `None` when the node does not hold it. Blocks are looked up next
+        // to the child they were met from (a parent is stored shortly before its child), not
+        // from the newest segment down: under pruning they sit among the oldest segments,
+        // which a newest-first search reaches last. Emptied at each milestone, so that it
+        // holds one cone and its parents, not the whole span (a retirement runs this every
+        // few seconds; a span-wide table was a passing 5–10 MiB each time).
+        let mut known: HashMap<BlockId, Option<Seen>> = HashMap::new();
         let low = target.saturating_sub(SEP_THRESHOLD);
         let mut seps = HashSet::new();
-        let mut visited = HashSet::new();
+        let mut stack: Vec<(BlockId, u32)> = Vec::new();
         for k in target.saturating_add(1)..=cmi {
             let ms = st
                 .milestones
@@ -396,23 +379,29 @@ impl Engine {
                 return Err(unreadable());
             };
             let near = record.location().segment();
+            known.clear();
             // Blocks referenced by k: its cone stops at blocks referenced before k.
-            let mut stack: Vec<(BlockId, u32)> = m.parents.iter().map(|p| (*p, near)).collect();
+            stack.extend(m.parents.iter().map(|p| (*p, near)));
             while let Some((id, near)) = stack.pop() {
-                let Some((Some(by), at)) = look(&id, near)? else {
+                let Some(seen) = look_up(st, &reader, &mut known, &id, near)? else {
                     continue;
                 };
-                if by != k || !visited.insert(id) {
+                if seen.referenced_by != Some(k) || seen.walked {
                     continue;
                 }
+                if let Some(Some(s)) = known.get_mut(&id) {
+                    s.walked = true;
+                }
+                let at = seen.at;
                 let Some(block) = reader.read(at).and_then(|r| Block::decode(r.bytes()).ok())
                 else {
                     continue;
                 };
                 for p in block.parents.iter() {
-                    match look(p, at.segment())? {
-                        Some((Some(r), _)) if r == k => stack.push((*p, at.segment())),
-                        Some((Some(r), _)) if (low..=target).contains(&r) => {
+                    let parent = look_up(st, &reader, &mut known, p, at.segment())?;
+                    match parent.and_then(|s| s.referenced_by) {
+                        Some(r) if r == k => stack.push((*p, at.segment())),
+                        Some(r) if (low..=target).contains(&r) => {
                             seps.insert(*p);
                         }
                         _ => {}
@@ -424,6 +413,55 @@ impl Engine {
         seps.sort_unstable();
         Ok(seps)
     }
+}
+
+/// What the solid-entry-point walk knows of a block it met.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    /// The milestone that referenced it; `None`: unreferenced.
+    referenced_by: Option<u32>,
+    /// Its record.
+    at: Location,
+    /// The walk went through it (its parents are looked at once).
+    walked: bool,
+}
+
+/// `id` as the walk sees it, from `known` or looked up (in the tangle, else in the log near
+/// segment `near`) and remembered; `None` when the node does not hold it.
+fn look_up(
+    st: &State,
+    reader: &Reader<'_>,
+    known: &mut HashMap<BlockId, Option<Seen>>,
+    id: &BlockId,
+    near: u32,
+) -> Result<Option<Seen>, SnapshotCreateError> {
+    if let Some(found) = known.get(id) {
+        return Ok(*found);
+    }
+    let found = match st.tangle.get(id) {
+        Some(m) => Some(Seen {
+            referenced_by: m.view.referenced_by,
+            at: Location::from_u64(m.record),
+            walked: false,
+        }),
+        None => match reader.get_near(&LogId::V2(*id), near) {
+            Some(record) => {
+                let at = record.location();
+                let archived = st
+                    .tangle
+                    .archived_at_checked(id, at.to_u64())
+                    .map_err(|e| failed(e.0))?;
+                Some(Seen {
+                    referenced_by: archived.map(|a| a.referenced_by),
+                    at,
+                    walked: false,
+                })
+            }
+            None => None,
+        },
+    };
+    known.insert(*id, found);
+    Ok(found)
 }
 
 /// Fails once the node is shutting down: a snapshot being written is given up (its temporary
