@@ -12,7 +12,8 @@ posts a node-filled block and reads /info four times a second. The load (`--load
            16); missed start times are dropped, never made up in a burst
   none     only the probe: an idle node
 
-`ledger-load` runs at most 600 s; it is started again as soon as a run ends, for the whole
+`ledger-load` runs at most 600 s (`--load-run SECS` for shorter runs); it is started again as
+soon as a run ends, with new connections, for the whole
 soak. Every window (default 10 s) it prints one row:
 
   t        seconds since start
@@ -297,6 +298,9 @@ def main() -> int:
                     help="RssAnon and disk use are compared between this minute and the end [5]")
     ap.add_argument("--keep-log", default=None, metavar="FILE",
                     help="copy the node's log (stderr) to FILE at the end")
+    ap.add_argument("--load-run", type=int, default=BENCH_API_MAX_SECS, metavar="SECS",
+                    help="seconds of one ledger-load run before the next one starts (new "
+                         f"connections); at most {BENCH_API_MAX_SECS}")
     ap.add_argument("--node-arg", action="append", default=[],
                     help="an extra argument for `ledger-node run` (repeatable), e.g. "
                          "--node-arg=--pruning-milestones-to-keep --node-arg=100")
@@ -315,6 +319,7 @@ def main() -> int:
     total = int(args.minutes * 60)
     started = time.time()
     load: List[subprocess.Popen] = []
+    run_secs = max(1, min(args.load_run, BENCH_API_MAX_SECS))
     steady_runs: List[dict] = []
     load_until = started  # the end of the current load run
     load_over = args.load == "none"  # no further run to start
@@ -338,7 +343,7 @@ def main() -> int:
                     remaining = total - (now - started)
                     # Whole seconds, rounded up and one more: the last run covers the last row
                     # too (at the end the soak waits for it to finish and report).
-                    left = min(math.ceil(remaining) + 1, BENCH_API_MAX_SECS)
+                    left = min(math.ceil(remaining) + 1, run_secs)
                     if remaining > 0:
                         if args.load == "steady":
                             if load:
@@ -351,7 +356,7 @@ def main() -> int:
                                 except subprocess.TimeoutExpired:
                                     p.terminate()
                             load = start_load(load_bin, node.base, left)
-                        load_until = now + min(left, BENCH_API_MAX_SECS)
+                        load_until = now + min(left, run_secs)
                     else:
                         load_over = True
                 if now >= next_row:
