@@ -6,9 +6,9 @@
 //! entry points from the tangle), then written outside it. Creation shares the pruning lock:
 //! one prune or snapshot at a time.
 
-use crate::log::Reader;
 use std::collections::{HashMap, HashSet};
 
+use crate::log::Reader;
 use crate::snapshot::{
     FullHeader, FullWriter, MilestoneDiff as FileDiff, ProtocolParametersOption, SnapshotOutput,
     SnapshotSpent, Treasury,
