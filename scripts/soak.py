@@ -12,9 +12,8 @@ posts a node-filled block and reads /info four times a second. The load (`--load
            16); missed start times are dropped, never made up in a burst
   none     only the probe: an idle node
 
-`ledger-load` runs at most 600 s (`--load-run SECS` for shorter runs); it is started again as
-soon as a run ends, with new connections, for the whole
-soak. Every window (default 10 s) it prints one row:
+`ledger-load` runs at most 600 s (`--load-run SECS` for shorter runs); it is started again,
+with new connections, as soon as a run ends, for the whole soak. Every window (default 10 s) it prints one row:
 
   t        seconds since start
   cmi      confirmed milestone index at the end of the window
@@ -356,7 +355,7 @@ def main() -> int:
                                 except subprocess.TimeoutExpired:
                                     p.terminate()
                             load = start_load(load_bin, node.base, left)
-                        load_until = now + min(left, run_secs)
+                        load_until = now + left
                     else:
                         load_over = True
                 if now >= next_row:

@@ -354,14 +354,16 @@ impl Engine {
     ) -> Result<Vec<[u8; 32]>, SnapshotCreateError> {
         let reader = log.reader();
         // The blocks met while walking one milestone's cone, each looked up once: the
-        // milestone that referenced it (none: unreferenced), its record and whether the walk
-        // went through it; `None` when the node does not hold it. Blocks are looked up next
+        // milestone that referenced it (none: unreferenced) and its record; `None` when the
+        // node does not hold it. Blocks are looked up next
         // to the child they were met from (a parent is stored shortly before its child), not
         // from the newest segment down: under pruning they sit among the oldest segments,
         // which a newest-first search reaches last. Emptied at each milestone, so that it
         // holds one cone and its parents, not the whole span (a retirement runs this every
-        // few seconds; a span-wide table was a passing 5–10 MiB each time).
+        // few seconds; a span-wide table was a passing 5–10 MiB each time). `walked`: the
+        // blocks of the cone whose parents were looked at, emptied likewise.
         let mut known: HashMap<BlockId, Option<Seen>> = HashMap::new();
+        let mut walked = HashSet::new();
         let low = target.saturating_sub(SEP_THRESHOLD);
         let mut seps = HashSet::new();
         let mut stack: Vec<(BlockId, u32)> = Vec::new();
@@ -380,17 +382,15 @@ impl Engine {
             };
             let near = record.location().segment();
             known.clear();
+            walked.clear();
             // Blocks referenced by k: its cone stops at blocks referenced before k.
             stack.extend(m.parents.iter().map(|p| (*p, near)));
             while let Some((id, near)) = stack.pop() {
                 let Some(seen) = look_up(st, &reader, &mut known, &id, near)? else {
                     continue;
                 };
-                if seen.referenced_by != Some(k) || seen.walked {
+                if seen.referenced_by != Some(k) || !walked.insert(id) {
                     continue;
-                }
-                if let Some(Some(s)) = known.get_mut(&id) {
-                    s.walked = true;
                 }
                 let at = seen.at;
                 let Some(block) = reader.read(at).and_then(|r| Block::decode(r.bytes()).ok())
@@ -422,8 +422,6 @@ struct Seen {
     referenced_by: Option<u32>,
     /// Its record.
     at: Location,
-    /// The walk went through it (its parents are looked at once).
-    walked: bool,
 }
 
 /// `id` as the walk sees it, from `known` or looked up (in the tangle, else in the log near
@@ -442,7 +440,6 @@ fn look_up(
         Some(m) => Some(Seen {
             referenced_by: m.view.referenced_by,
             at: Location::from_u64(m.record),
-            walked: false,
         }),
         None => match reader.get_near(&LogId::V2(*id), near) {
             Some(record) => {
@@ -454,7 +451,6 @@ fn look_up(
                 Some(Seen {
                     referenced_by: archived.map(|a| a.referenced_by),
                     at,
-                    walked: false,
                 })
             }
             None => None,
