@@ -30,6 +30,7 @@ mod format;
 mod frames;
 mod idx_file;
 mod idx_format;
+mod key_filter;
 mod index;
 mod salvage;
 mod segment;

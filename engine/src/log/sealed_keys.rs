@@ -8,42 +8,47 @@
 //! misses a stored key; about 1 % of absent keys pass while it holds no more than its
 //! capacity, after which the next roll builds it again with twice the room. Until it is
 //! built, and for every key it passes, lookups search each segment's index file.
+//!
+//! Its bits live in an unnamed file in the log directory, mapped (`key_filter.rs`): they grow
+//! with the history kept, so they are page cache, not heap. A filter that cannot be created
+//! (a full disk) is not installed: lookups then search the index files, and the next roll
+//! tries again.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::RwLock;
 
-use fastbloom::AtomicBloomFilter;
-
 use super::idx_file::SealedIndex;
+use super::key_filter::KeyFilter;
 use super::*;
 
-/// Absent keys passed while within capacity.
-const FALSE_POSITIVES: f64 = 0.01;
-/// The least room a filter is built with (1.2 MB).
+/// The least room a filter is built with (1.25 MB of file).
 const MIN_CAPACITY: usize = 1 << 20;
 
 /// The filter and how full it is.
 #[derive(Debug)]
 struct Covering {
-    filter: AtomicBloomFilter,
+    filter: KeyFilter,
     capacity: usize,
     keys: AtomicUsize,
 }
 
 impl Covering {
-    fn with_room_for(keys: usize) -> Self {
+    /// An empty filter with room for twice `keys`, its file in `dir`.
+    fn with_room_for(dir: &Path, keys: usize) -> Result<Self, LogError> {
         let capacity = keys.saturating_mul(2).max(MIN_CAPACITY);
-        Self {
-            filter: AtomicBloomFilter::with_false_pos(FALSE_POSITIVES).expected_items(capacity),
+        let filter = KeyFilter::create_in(dir, capacity)
+            .map_err(|e| LogError::io("create the key filter's file in", dir, e))?;
+        Ok(Self {
+            filter,
             capacity,
             keys: AtomicUsize::new(0),
-        }
+        })
     }
 
     fn add(&self, index: &SealedIndex) {
         let mut n = 0;
         for key in index.keys() {
-            self.filter.insert_hash(key);
+            self.filter.insert(key);
             n += 1;
         }
         self.keys.fetch_add(n, Ordering::AcqRel);
@@ -58,6 +63,8 @@ impl Covering {
 #[derive(Debug, Default)]
 pub(super) struct SealedKeys {
     covering: RwLock<Option<Covering>>,
+    /// The last build failed (its file could not be made): the next roll tries again.
+    retry: AtomicBool,
 }
 
 impl SealedKeys {
@@ -67,7 +74,7 @@ impl SealedKeys {
         let covering = self.covering.read().unwrap_or_else(PoisonError::into_inner);
         covering
             .as_ref()
-            .is_none_or(|c| c.filter.contains_hash(key))
+            .is_none_or(|c| c.filter.may_contain(key))
     }
 }
 
@@ -101,6 +108,13 @@ impl Inner {
                 .read()
                 .unwrap_or_else(PoisonError::into_inner);
             let Some(covering) = covering.as_ref() else {
+                drop(covering);
+                if self.sealed_keys.retry.load(Ordering::Acquire) {
+                    let started = std::time::Instant::now();
+                    if let Some(covering) = self.covering_of(seg.number + 1) {
+                        self.install_sealed_keys(covering, started, "built");
+                    }
+                }
                 return;
             };
             if let Some(index) = self.sealed_index(seg) {
@@ -127,7 +141,8 @@ impl Inner {
     }
 
     /// A filter over the keys of the kept segments below `upto`, with room for twice as many;
-    /// `None` when the log is being dropped meanwhile.
+    /// `None` when the log is being dropped meanwhile or the filter's file cannot be made
+    /// (said in the log; lookups search the index files meanwhile).
     fn covering_of(&self, upto: u32) -> Option<Covering> {
         let first = self.first.load(Ordering::Acquire);
         let segs = self.segments.load();
@@ -135,7 +150,18 @@ impl Inner {
             .sealed_indexes(&segs, first, upto)
             .map(|i| i.count() as usize)
             .sum();
-        let covering = Covering::with_room_for(keys);
+        let covering = match Covering::with_room_for(&self.dir, keys) {
+            Ok(covering) => covering,
+            Err(e) => {
+                self.sealed_keys.retry.store(true, Ordering::Release);
+                tracing::warn!(
+                    error = %e,
+                    "no filter over the sealed segments' keys: looking up a new id searches \
+                     every sealed segment's index until a roll can build it"
+                );
+                return None;
+            }
+        };
         for index in self.sealed_indexes(&segs, first, upto) {
             if self.scrub_stop.load(Ordering::Acquire) {
                 return None;
@@ -147,9 +173,11 @@ impl Inner {
 
     /// Puts `covering` in place of the filter (the writer lock held) and says so.
     fn install_sealed_keys(&self, covering: Covering, started: std::time::Instant, how: &str) {
+        self.sealed_keys.retry.store(false, Ordering::Release);
         tracing::info!(
             keys = covering.keys.load(Ordering::Acquire),
             capacity = covering.capacity,
+            file_bytes = covering.filter.len(),
             ms = started.elapsed().as_millis(),
             "filter over the sealed segments' keys {how}"
         );
