@@ -197,14 +197,14 @@ impl Index {
         u32::try_from(at).unwrap_or(u32::MAX)
     }
 
-    /// The active segment was sealed and its index file is durable: forgets its records and
-    /// indexes the new active segment `next`, whose data starts at `end`. Keeps the tables'
-    /// memory for the next segment.
     /// Forgets `records` records of sealed segments (retired).
     pub(crate) fn forget_sealed(&mut self, records: u64) {
         self.sealed_records = self.sealed_records.saturating_sub(records);
     }
 
+    /// The active segment was sealed and its index file is durable: forgets its records and
+    /// indexes the new active segment `next`, whose data starts at `end`. Keeps the tables'
+    /// memory for the next segment.
     pub(crate) fn restart(&mut self, next: u32, end: u32) {
         self.sealed_records = self.len();
         self.offsets.clear();
