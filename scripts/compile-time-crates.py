@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Lists the dependencies that only run at compile time: proc macros, build scripts' crates and
+what only they depend on (syn, quote, cc, ...).
+
+Cargo.toml builds every dependency with opt-level 2 (`[profile.dev.package."*"]`, so that the
+test suite's node runs its crypto and HTTP at speed), and that setting takes precedence over
+`[profile.dev.build-override]`: without named overrides the compile-time crates are optimized
+too, which costs build time and saves nothing at run time. Cargo.toml names each of them with
+opt-level 0; run this after a dependency change and compare:
+
+    python3 scripts/compile-time-crates.py            # the names, one line
+    python3 scripts/compile-time-crates.py --check    # exit 1 if Cargo.toml's list differs
+
+Crates in the lock file that are never built for Linux (windows-*, wasm-*) are left out.
+Standard library only.
+"""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARK = "# compile-time crates (scripts/compile-time-crates.py)"
+
+
+def compile_time_crates():
+    meta = json.loads(subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked",
+         "--filter-platform", "x86_64-unknown-linux-gnu"],
+        cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    packages = {p["id"]: p for p in meta["packages"]}
+    nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+
+    def is_proc_macro(pid):
+        return any("proc-macro" in t["kind"] for t in packages[pid]["targets"])
+
+    # Everything the workspace's code links at run time: normal and dev edges, never into a
+    # proc macro, never through a build dependency.
+    runtime, stack = set(), list(meta["workspace_members"])
+    while stack:
+        pid = stack.pop()
+        if pid in runtime:
+            continue
+        runtime.add(pid)
+        for dep in nodes[pid]["deps"]:
+            kinds = [k["kind"] for k in dep["dep_kinds"]]
+            if any(k in (None, "dev") for k in kinds) and not is_proc_macro(dep["pkg"]):
+                stack.append(dep["pkg"])
+    return sorted({packages[p]["name"] for p in nodes if p not in runtime})
+
+
+def listed_in_cargo_toml():
+    text = (ROOT / "Cargo.toml").read_text()
+    return sorted(re.findall(r'^\[profile\.dev\.package\.([A-Za-z0-9_-]+)\]\nopt-level = 0$',
+                             text, re.M))
+
+
+def main():
+    names = compile_time_crates()
+    if "--check" in sys.argv[1:]:
+        listed = listed_in_cargo_toml()
+        if names != listed:
+            missing = sorted(set(names) - set(listed))
+            extra = sorted(set(listed) - set(names))
+            print(f"Cargo.toml's opt-level 0 list differs: add {missing}, remove {extra}")
+            return 1
+        print(f"{len(names)} compile-time crates, as listed in Cargo.toml")
+        return 0
+    print(" ".join(names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
