@@ -91,7 +91,10 @@ impl KeyFilter {
         // `blocks`), the bits from a mix of the whole key, six bits per word.
         let block = ((u128::from(key) * u128::from(self.blocks)) >> 64) as usize;
         let first = block * WORDS_PER_BLOCK;
-        let words = self.words().get(first..first + WORDS_PER_BLOCK).unwrap_or_default();
+        let words = self
+            .words()
+            .get(first..first + WORDS_PER_BLOCK)
+            .unwrap_or_default();
         let mut mixed = (key ^ (key >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut bits = [0u64; WORDS_PER_BLOCK];
         for bit in &mut bits {

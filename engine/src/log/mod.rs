@@ -30,8 +30,8 @@ mod format;
 mod frames;
 mod idx_file;
 mod idx_format;
-mod key_filter;
 mod index;
+mod key_filter;
 mod salvage;
 mod segment;
 

@@ -72,9 +72,7 @@ impl SealedKeys {
     /// may, or when the filter is not built yet.
     pub(super) fn may_hold(&self, key: u64) -> bool {
         let covering = self.covering.read().unwrap_or_else(PoisonError::into_inner);
-        covering
-            .as_ref()
-            .is_none_or(|c| c.filter.may_contain(key))
+        covering.as_ref().is_none_or(|c| c.filter.may_contain(key))
     }
 }
 
