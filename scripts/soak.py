@@ -13,7 +13,8 @@ posts a node-filled block and reads /info four times a second. The load (`--load
   none     only the probe: an idle node
 
 `ledger-load` runs at most 600 s (`--load-run SECS` for shorter runs); it is started again,
-with new connections, as soon as a run ends, for the whole soak. Every window (default 10 s) it prints one row:
+with new connections, as soon as a run ends, for the whole soak. Every window (default 10 s)
+it prints one row:
 
   t        seconds since start
   cmi      confirmed milestone index at the end of the window

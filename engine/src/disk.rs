@@ -1,5 +1,6 @@
-//! How much disk a directory tree takes (the dashboard's data-directory figure and the
-//! size rule of pruning use the same measure).
+//! Disk space: how much a directory tree takes (the dashboard's data-directory figure and the
+//! size rule of pruning use the same measure), and reserving a file's blocks before they are
+//! written through a shared map.
 
 use std::path::Path;
 
@@ -30,6 +31,21 @@ pub fn disk_usage(dir: &Path) -> std::io::Result<u64> {
         }
     }
     Ok(total)
+}
+
+/// Allocates bytes `[start, start + len)` of `file` without changing its length, so that a
+/// later write through a shared map cannot meet a hole on a full file system (which ends the
+/// process with SIGBUS) and a full disk is an error here instead. A file system that cannot
+/// preallocate gives `Ok` (writes then go into holes).
+///
+/// # Errors
+/// The allocation fails (a full disk, among others).
+pub(crate) fn preallocate(file: &std::fs::File, start: u64, len: u64) -> std::io::Result<()> {
+    match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, start, len) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]

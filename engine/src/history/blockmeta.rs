@@ -228,11 +228,7 @@ fn chunk_of(at: usize) -> usize {
 /// preallocate gives `Ok` (slots are then written into holes).
 fn allocate(path: &Path, start: u64, len: u64) -> std::io::Result<()> {
     let file = OpenOptions::new().write(true).open(path)?;
-    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::KEEP_SIZE, start, len) {
-        Ok(()) => Ok(()),
-        Err(e) if e == rustix::io::Errno::OPNOTSUPP => Ok(()),
-        Err(e) => Err(e.into()),
-    }
+    crate::disk::preallocate(&file, start, len)
 }
 
 impl MetaFile {

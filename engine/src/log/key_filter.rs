@@ -6,9 +6,8 @@
 //!
 //! The file is unnamed (`O_TMPFILE` in the log directory, `tempfile::tempfile_in`): it is
 //! never read back, a crash or a stop leaves nothing behind, and every open builds the filter
-//! again from the index files (`sealed_keys.rs`). It is allocated whole before it is mapped,
-//! because a write through a shared map into a hole of a full file system ends the process
-//! with SIGBUS, while a failed allocation is an error the caller handles.
+//! again from the index files (`sealed_keys.rs`). It is allocated whole before it is mapped
+//! (`disk::preallocate`: a full disk is an error here, not a SIGBUS at a later write).
 //!
 //! Why not `fastbloom` (which this filter replaced): its bits are a `Vec` it allocates itself.
 //! The keys are already uniform (the first 8 bytes of a BLAKE2b-256 id), so the filter needs
@@ -47,12 +46,8 @@ impl KeyFilter {
         let blocks = (capacity.max(1) * BITS_PER_KEY).div_ceil(BLOCK_BYTES * 8);
         let len = (blocks * BLOCK_BYTES) as u64;
         let file = tempfile::tempfile_in(dir)?;
-        match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len) {
-            Ok(()) => {}
-            // A file system that cannot preallocate: the file is sized, its pages stay holes.
-            Err(e) if e == rustix::io::Errno::OPNOTSUPP => file.set_len(len)?,
-            Err(e) => return Err(e.into()),
-        }
+        file.set_len(len)?;
+        crate::disk::preallocate(&file, 0, len)?;
         let map = Self::map(&file)?;
         Ok(Self {
             map,
