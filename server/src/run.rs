@@ -319,7 +319,8 @@ async fn run_with_state(
     if let (Some(mqtt), Some(engine)) = (&config.mqtt, node.engine()) {
         let broker = Arc::new(ledger_events::Broker::new(mqtt.clone(), Arc::default()));
         let publisher = ledger_api::publisher::EnginePublisher::start(Arc::clone(engine), broker)?;
-        state = state.with_events(publisher);
+        let io = ledger_api::event_io::EventIo::start()?;
+        state = state.with_events(publisher, Arc::new(io));
     }
     state.rejects.spawn_logger();
     let limits = config.api.connections;
@@ -388,7 +389,7 @@ fn spawn_metrics(
         mqtt: state
             .events
             .as_ref()
-            .map(|e| Arc::clone(e.broker().metrics())),
+            .map(|(e, _)| Arc::clone(e.broker().metrics())),
     };
     let metrics = Arc::new(NodeMetrics::new(sources, &timings));
     let addr = listener.local_addr()?;

@@ -7,7 +7,7 @@
 //!
 //! Modules, from the bottom up: the rules each piece needs ([`error`], [`media`],
 //! [`access`], [`jwt`], [`admission`], [`rates`], [`rejects`], [`request_metrics`],
-//! [`submit`], [`node`], [`events`], [`config`], [`process`], [`dashboard`]), then the state
+//! [`submit`], [`node`], [`events`], [`event_io`], [`config`], [`process`], [`dashboard`]), then the state
 //! that holds them ([`state`]), then the handlers ([`routes`]), then the router over them
 //! ([`router`]) and the accept loop ([`serve()`]); [`publisher`] feeds the event API from the
 //! engine, using the REST shapes of [`routes`].
@@ -22,6 +22,7 @@ pub mod config;
 mod conn_clock;
 pub mod dashboard;
 pub mod error;
+pub mod event_io;
 pub mod events;
 pub mod jwt;
 pub mod media;

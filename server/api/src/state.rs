@@ -11,8 +11,8 @@ use ledger_engine::Engine;
 
 use crate::{
     access::AccessControl, admission::Admission, config::ApiConfig, dashboard::Dashboard,
-    error::ApiError, events::EventService, media::BodyLimits, node::NodeApi, rates::BlockRates,
-    rejects::RejectTally, request_metrics::ApiMetrics, submit::SubmitService,
+    error::ApiError, event_io::EventIo, events::EventService, media::BodyLimits, node::NodeApi,
+    rates::BlockRates, rejects::RejectTally, request_metrics::ApiMetrics, submit::SubmitService,
 };
 
 /// What every handler can reach: one `Arc`, so the per-request clones axum makes cost one
@@ -53,8 +53,8 @@ pub struct Shared {
     /// The dashboard's settings; `None` when it is off (`--no-dashboard`): its routes are then
     /// left out of the router.
     pub dashboard: Option<Dashboard>,
-    /// The event API (`/api/mqtt/v1`), when on.
-    pub events: Option<Arc<dyn EventService>>,
+    /// The event API (`/api/mqtt/v1`), when on, and the threads its connections run on.
+    pub events: Option<(Arc<dyn EventService>, Arc<EventIo>)>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -131,9 +131,10 @@ impl AppState {
         self
     }
 
-    /// The same state with the event API served at `/api/mqtt/v1`.
-    pub fn with_events(mut self, events: Arc<dyn EventService>) -> Self {
-        self.shared().events = Some(events);
+    /// The same state with the event API served at `/api/mqtt/v1`, its connections run on
+    /// `io`.
+    pub fn with_events(mut self, events: Arc<dyn EventService>, io: Arc<EventIo>) -> Self {
+        self.shared().events = Some((events, io));
         self
     }
 

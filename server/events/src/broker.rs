@@ -8,7 +8,7 @@
 use std::{
     collections::{BTreeSet, HashMap, HashSet},
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         Arc,
     },
     time::Duration,
@@ -147,6 +147,8 @@ pub enum Subscribed {
 pub struct Broker {
     config: BrokerConfig,
     registry: RwLock<Registry>,
+    // The registry's client count, read without its lock.
+    clients: AtomicUsize,
     next_key: AtomicU64,
     metrics: Arc<MqttMetrics>,
 }
@@ -157,6 +159,7 @@ impl Broker {
         Self {
             config,
             registry: RwLock::default(),
+            clients: AtomicUsize::new(0),
             next_key: AtomicU64::new(1),
             metrics,
         }
@@ -205,8 +208,7 @@ impl Broker {
                 filters: BTreeSet::new(),
             },
         );
-        self.metrics.set_clients(reg.clients.len());
-        self.metrics.set_subscriptions(reg.subscriptions);
+        self.counted(&reg);
         Ok(key)
     }
 
@@ -214,6 +216,11 @@ impl Broker {
     pub fn disconnect(&self, key: ClientKey) {
         let mut reg = self.registry.write();
         reg.remove(key);
+        self.counted(&reg);
+    }
+
+    fn counted(&self, reg: &Registry) {
+        self.clients.store(reg.clients.len(), Ordering::Release);
         self.metrics.set_clients(reg.clients.len());
         self.metrics.set_subscriptions(reg.subscriptions);
     }
@@ -276,9 +283,18 @@ impl Broker {
             })
     }
 
-    /// Whether any client is connected (the cheapest check before any event work).
+    /// Whether any client is connected (the cheapest check before any event work; never
+    /// waits for the registry's lock).
     pub fn has_clients(&self) -> bool {
-        !self.registry.read().clients.is_empty()
+        self.clients.load(Ordering::Acquire) > 0
+    }
+
+    /// [`Broker::has_subscribers`] for a caller that must not wait (the engine's threads): true
+    /// when the registry is being changed, so the caller sends and the publisher decides.
+    pub fn may_have_subscribers(&self, topic: &str) -> bool {
+        self.registry
+            .try_read()
+            .is_none_or(|reg| reg.has_subscribers(topic))
     }
 
     /// Publishes `payload` on `topic` (QoS 0, no retain) to every client whose filter matches,
@@ -459,5 +475,26 @@ mod tests {
                 .await
                 .expect("the old connection was told to stop");
         });
+    }
+
+    #[test]
+    fn the_engines_checks_never_wait_for_the_registry() {
+        let b = broker(BrokerConfig::default());
+        assert!(!b.has_clients());
+        let (key, _inbox) = client(&b, "a");
+        assert!(b.has_clients());
+        assert!(!b.may_have_subscribers("tip-score-updates"));
+        b.subscribe(key, &filter("tip-score-updates"));
+        assert!(b.may_have_subscribers("tip-score-updates"));
+        assert!(!b.may_have_subscribers("blocks"));
+        {
+            // A connection changing the registry (possibly preempted while it does): the
+            // engine's threads answer at once, and "maybe" leaves the decision to the publisher.
+            let _held = b.registry.write();
+            assert!(b.has_clients());
+            assert!(b.may_have_subscribers("blocks"));
+        }
+        b.disconnect(key);
+        assert!(!b.has_clients());
     }
 }

@@ -92,6 +92,60 @@ fn the_upgrade_answers_mqtt_and_the_route_is_listed() {
     off.get("/api/mqtt/v1").assert_error(404);
 }
 
+/// Each thread of process `pid`: its name and nice value (`/proc/PID/task/TID/stat`, field 19).
+fn thread_nice_values(pid: u32) -> Vec<(String, i64)> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).expect("task dir");
+    dir.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("stat")).ok())
+        .filter_map(|stat| {
+            let name = stat.get(stat.find('(')? + 1..stat.rfind(')')?)?.to_owned();
+            // After "pid (comm) ": state is field 3, nice field 19.
+            let nice = stat
+                .get(stat.rfind(')')? + 2..)?
+                .split(' ')
+                .nth(16)?
+                .parse()
+                .ok()?;
+            Some((name, nice))
+        })
+        .collect()
+}
+
+#[test]
+fn connections_run_below_the_nodes_priority_and_still_get_current_values() {
+    let node = start(&[]);
+    node.issue_milestone();
+    let mut c = Client::connected(&node, "");
+    // The current value comes at once (no milestone is issued meanwhile), read for the
+    // connection on the REST threads.
+    c.subscribe(1, &["milestone-info/latest"]);
+    let (_, latest) = c.until("milestone-info/latest", |_| true, WAIT);
+    assert!(milestone_index(&latest) >= 1);
+    let threads = thread_nice_values(node.pid());
+    let main = threads
+        .iter()
+        .find(|(name, _)| name == "ledger-node")
+        .map(|(_, nice)| *nice)
+        .expect("the main thread");
+    let io: Vec<i64> = threads
+        .iter()
+        .filter(|(name, _)| name == "mqtt-io")
+        .map(|(_, nice)| *nice)
+        .collect();
+    assert!(!io.is_empty(), "no mqtt-io thread: {threads:?}");
+    // The node's own delta (server/api/src/event_io.rs, NICE_DELTA).
+    assert!(
+        io.iter().all(|n| *n == (main + 10).min(19)),
+        "mqtt-io threads at {io:?}, the node at {main}"
+    );
+    assert!(
+        threads
+            .iter()
+            .filter(|(name, _)| name.starts_with("tokio-rt") || name == "log-sync")
+            .all(|(_, nice)| *nice == main),
+        "the REST and log threads keep the node's priority: {threads:?}"
+    );
+}
+
 #[test]
 fn milestones_blocks_and_metadata_until_referenced_in_one_order() {
     let node = start(&[]);

@@ -1,7 +1,7 @@
 //! The event source: the engine's [`EventHook`] feeding the broker (docs/events.md §1).
 //!
 //! The hook only queues block ids (stored, then solid) and confirmed milestones (never waiting: a full queue drops
-//! and counts); one publisher thread takes them in order and builds a payload only for a
+//! and counts, and the broker is asked without waiting for its lock); one publisher thread takes them in order and builds a payload only for a
 //! topic some client's filter matches. Blocks go out from the bytes the log holds. For each
 //! milestone the order is fixed (§1.4): `milestone-info/latest`, block metadata in white-flag
 //! order, spent outputs, created outputs with `included-block` on each output 0, the
@@ -73,7 +73,7 @@ impl EventHook for Hook {
 
     fn tips_changed(&self, ids: &[BlockId]) {
         // Tip changes come with every block: queued only while someone watches them.
-        if self.broker.has_subscribers(topics::TIP_SCORE_UPDATES) {
+        if self.broker.may_have_subscribers(topics::TIP_SCORE_UPDATES) {
             self.send(Event::Tips(ids.to_vec()));
         }
     }

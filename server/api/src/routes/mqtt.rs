@@ -4,6 +4,9 @@
 //! is queued for a client when it is written goes out in one frame.
 //!
 //! One task per connection reads frames into its [`Session`] and writes what its queue holds.
+//! The tasks run on the event API's own threads ([`EventIo`](crate::event_io::EventIo)), below the node's priority; the
+//! current values sent on a subscription are read on the REST threads, which hold the
+//! engine's locks only as long as the node's own work does.
 //! It closes the connection when CONNECT does not come in time, when nothing arrives for
 //! 1.5 × the keep-alive, when one write takes longer than the backlog time, or when the queue
 //! has been dropping messages for that long (a slow client, hornet #1687).
@@ -17,8 +20,16 @@ use axum::{
     },
     response::{IntoResponse, Response},
 };
-use ledger_events::{metrics::DropReason, outbox::Inbox, session::Session};
-use tokio::time::{interval, sleep_until, timeout, Instant, MissedTickBehavior};
+use ledger_events::{
+    metrics::DropReason,
+    outbox::{Inbox, Outbox},
+    session::Session,
+    topic::Filter,
+};
+use tokio::{
+    runtime::Handle,
+    time::{interval, sleep_until, timeout, Instant, MissedTickBehavior},
+};
 
 use crate::{error::ApiError, events::EventService, state::AppState};
 
@@ -36,7 +47,7 @@ pub async fn upgrade(
     State(state): State<AppState>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    let Some(events) = state.events.clone() else {
+    let Some((events, io)) = state.events.clone() else {
         return Err(ApiError::not_found(
             "the event API is turned off on this node",
         ));
@@ -55,12 +66,15 @@ pub async fn upgrade(
         // CPU with a thousand subscribers (BENCHMARKS.md, session 14). Larger messages still
         // arrive whole: the buffer is only the read chunk.
         .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| serve(socket, events))
+        .on_upgrade(move |socket| async move {
+            let rest = Handle::current();
+            io.spawn(serve(socket, events, rest));
+        })
         .into_response())
 }
 
-/// Runs one connection to its end.
-async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
+/// Runs one connection to its end; `rest` runs the reads of current values.
+async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handle) {
     let broker = Arc::clone(events.broker());
     let config = broker.config().clone();
     let (mut session, mut inbox) = Session::new(Arc::clone(&broker));
@@ -84,10 +98,9 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
                 last_read = Instant::now();
                 match session.receive(&data) {
                     Ok(granted) => {
-                        for filter in granted.iter().filter(|f| !f.is_wildcard()) {
-                            if let Some(payload) = events.snapshot(filter.as_str()) {
-                                broker.publish_to(&outbox, filter.as_str(), &payload);
-                            }
+                        let exact: Vec<_> = granted.into_iter().filter(|f| !f.is_wildcard()).collect();
+                        if !exact.is_empty() {
+                            send_current_values(&rest, &events, &outbox, exact).await;
                         }
                     }
                     Err(e) => {
@@ -138,6 +151,30 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>) {
             reason: reason.into(),
         };
         let _ = timeout(FINAL_WRITE, socket.send(Message::Close(Some(frame)))).await;
+    }
+}
+
+/// Sends the current value of each exact filter just granted, read on the REST threads: a
+/// read holds the engine's lock, and a thread of low priority could be kept off the CPU while
+/// holding it (priority inversion against the submit path).
+async fn send_current_values(
+    rest: &Handle,
+    events: &Arc<dyn EventService>,
+    outbox: &Arc<Outbox>,
+    filters: Vec<Filter>,
+) {
+    let service = Arc::clone(events);
+    let read = rest.spawn(async move {
+        filters
+            .into_iter()
+            .filter_map(|f| service.snapshot(f.as_str()).map(|payload| (f, payload)))
+            .collect::<Vec<_>>()
+    });
+    // A failed read (the node shutting down) sends nothing.
+    for (filter, payload) in read.await.unwrap_or_default() {
+        events
+            .broker()
+            .publish_to(outbox, filter.as_str(), &payload);
     }
 }
 
