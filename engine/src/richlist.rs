@@ -5,19 +5,20 @@
 //! bytes ascending) gives the top N at the current ledger index as a walk
 //! over its first N entries.
 //!
-//! Each milestone keeps, for every address whose balance it changed, that
-//! address's balance *before* the milestone. The balance at an older index
-//! `at` of an address touched since then is the "before" of the first
-//! milestone after `at` that touched it; every other address still has its
-//! current balance. The top N at `at` is the merge of the current order
-//! (skipping the touched addresses, marked in a bitmap by id) with the best
-//! N of the touched addresses' old balances (a selection, not a sort). No
-//! hashing, and the cost depends on N, on the number of addresses touched
-//! after `at` and on one bit per address for the bitmap, never on the
-//! number of outputs.
+//! No history is kept here: the balance changes of every confirmed milestone are in the
+//! milestone journal on disk (`crate::history`), and a query at an older index `at` is given
+//! the changes of the milestones after it. An address they touch had, at `at`, its current
+//! balance minus the sum of those changes; every other address still has its current balance.
+//! The top N at `at` is the merge of the current order (skipping the touched addresses,
+//! marked in a bitmap by id) with the best N of the touched addresses' old balances (a
+//! selection, not a sort). The cost depends on N, on the changes after `at` and on one bit per
+//! address for the bitmap, never on the number of outputs.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
+
+// foldhash-backed map for the per-query sums.
+use hashbrown::HashMap;
 
 use crate::utxo::AddressDict;
 
@@ -41,14 +42,10 @@ pub enum RichListError {
     /// A milestone delta would make a balance negative or overflow: the caller's bug.
     #[error("balance of an address would leave the u64 range at milestone {0}")]
     Inconsistent(u32),
-}
-
-#[derive(Debug, Clone)]
-struct MilestoneDelta {
-    index: u32,
-    // (address id, balance before this milestone) of every address whose
-    // balance the milestone changed, by id.
-    before: Vec<(u32, u64)>,
+    /// The balance changes of a milestone after the index asked for could not be read (the
+    /// cause is logged where it was met).
+    #[error("the balance changes of milestone {0} cannot be read from the milestone journal")]
+    Unreadable(u32),
 }
 
 /// Balances per owning address, at the current and at older ledger indices.
@@ -59,7 +56,6 @@ pub struct RichList {
     balances: Vec<u64>,
     // (balance descending, address bytes, id) of every non-zero balance.
     order: BTreeSet<(Reverse<u64>, AddressKey, u32)>,
-    history: VecDeque<MilestoneDelta>,
     oldest: u32,
     current: u32,
 }
@@ -98,7 +94,6 @@ impl RichList {
             dict: AddressDict::default(),
             balances: Vec::new(),
             order: BTreeSet::new(),
-            history: VecDeque::new(),
             oldest: index,
             current: index,
         }
@@ -201,23 +196,16 @@ impl RichList {
                 .ok_or_else(|| bad.clone())?;
             folded.push((id, before, after));
         }
-        let mut before = Vec::with_capacity(folded.len());
-        for (id, b, after) in folded {
+        for (id, _, after) in folded {
             self.set(id, after);
-            before.push((id, b));
         }
-        self.history.push_back(MilestoneDelta { index, before });
         self.current = index;
         Ok(())
     }
 
-    /// Forgets the history needed to answer indices older than `index`.
+    /// Answers no index older than `index` from now on.
     pub fn prune_before(&mut self, index: u32) {
-        let index = index.min(self.current);
-        while self.history.front().is_some_and(|m| m.index <= index) {
-            self.history.pop_front();
-        }
-        self.oldest = self.oldest.max(index);
+        self.oldest = self.oldest.max(index.min(self.current));
     }
 
     /// Sets the balance of `id` (known to the dictionary), keeping the order in step.
@@ -243,11 +231,22 @@ impl RichList {
     }
 
     /// The `n` richest addresses at ledger index `at`, balance descending,
-    /// ties by address bytes ascending.
+    /// ties by address bytes ascending. For an index older than the current one, `later`
+    /// gives the balance changes of every milestone after `at` (in any order); it is not
+    /// called otherwise.
     ///
     /// # Errors
-    /// [`RichListError::OutOfRange`] for an index outside the kept range.
-    pub fn top(&self, n: usize, at: u32) -> Result<Vec<(AddressKey, u64)>, RichListError> {
+    /// [`RichListError::OutOfRange`] for an index outside the kept range; what `later`
+    /// returns; [`RichListError::Inconsistent`] when its changes do not fit the balances.
+    pub fn top<L>(
+        &self,
+        n: usize,
+        at: u32,
+        later: L,
+    ) -> Result<Vec<(AddressKey, u64)>, RichListError>
+    where
+        L: FnOnce() -> Result<Vec<(AddressKey, i128)>, RichListError>,
+    {
         if at < self.oldest || at > self.current {
             return Err(RichListError::OutOfRange {
                 requested: at,
@@ -263,16 +262,25 @@ impl RichList {
                 .map(|(Reverse(b), a, _)| (*a, *b))
                 .collect());
         }
-        // Milestones after `at`, oldest first: the first one touching an
-        // address holds that address's balance at `at`.
-        let first = self.history.partition_point(|m| m.index <= at);
+        // The net change after `at` of every address touched since.
+        let bad = || RichListError::Inconsistent(at);
+        let mut since: HashMap<u32, i128> = HashMap::new();
+        for (address, delta) in later()? {
+            let id = self.dict.get(&address).ok_or_else(bad)?;
+            let sum = since.entry(id).or_default();
+            *sum = sum.checked_add(delta).ok_or_else(bad)?;
+        }
         let mut touched = Bitmap::new(self.balances.len());
-        let mut old: Vec<(u64, u32)> = Vec::new();
-        for m in self.history.range(first..) {
-            for &(id, before) in &m.before {
-                if touched.insert(id) && before != 0 {
-                    old.push((before, id));
-                }
+        let mut old: Vec<(u64, u32)> = Vec::with_capacity(since.len());
+        for (id, sum) in since {
+            let now = self.balances.get(id as usize).copied().unwrap_or(0);
+            let then = i128::from(now)
+                .checked_sub(sum)
+                .and_then(|b| u64::try_from(b).ok())
+                .ok_or_else(bad)?;
+            touched.insert(id);
+            if then != 0 {
+                old.push((then, id));
             }
         }
         // Only the best `n` of the old balances can make the answer.
@@ -317,6 +325,58 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashMap;
+    use std::ops::{Deref, DerefMut};
+
+    /// A rich list with the balance changes of its milestones kept beside it, as the
+    /// engine's milestone journal keeps them.
+    struct Recorded {
+        list: RichList,
+        log: Vec<(u32, Vec<(AddressKey, i128)>)>,
+    }
+
+    impl Recorded {
+        fn new(index: u32) -> Self {
+            Self {
+                list: RichList::new(index),
+                log: Vec::new(),
+            }
+        }
+
+        fn apply_milestone(
+            &mut self,
+            index: u32,
+            changes: impl IntoIterator<Item = (AddressKey, i128)>,
+        ) -> Result<(), RichListError> {
+            let changes: Vec<_> = changes.into_iter().collect();
+            self.list.apply_milestone(index, changes.iter().copied())?;
+            self.log.push((index, changes));
+            Ok(())
+        }
+
+        fn top(&self, n: usize, at: u32) -> Result<Vec<(AddressKey, u64)>, RichListError> {
+            self.list.top(n, at, || {
+                Ok(self
+                    .log
+                    .iter()
+                    .filter(|(i, _)| *i > at)
+                    .flat_map(|(_, c)| c.iter().copied())
+                    .collect())
+            })
+        }
+    }
+
+    impl Deref for Recorded {
+        type Target = RichList;
+        fn deref(&self) -> &RichList {
+            &self.list
+        }
+    }
+
+    impl DerefMut for Recorded {
+        fn deref_mut(&mut self) -> &mut RichList {
+            &mut self.list
+        }
+    }
 
     fn addr(i: u8) -> AddressKey {
         let mut a = [0u8; 33];
@@ -326,7 +386,7 @@ mod tests {
 
     #[test]
     fn ties_are_ordered_by_address_bytes() {
-        let mut r = RichList::new(0);
+        let mut r = Recorded::new(0);
         r.credit_genesis(addr(3), 10).unwrap();
         r.credit_genesis(addr(1), 10).unwrap();
         r.credit_genesis(addr(2), 20).unwrap();
@@ -336,7 +396,7 @@ mod tests {
 
     #[test]
     fn rejects_indices_outside_the_kept_range() {
-        let mut r = RichList::new(5);
+        let mut r = Recorded::new(5);
         r.apply_milestone(6, [(addr(1), 4)]).unwrap();
         assert!(matches!(
             r.top(1, 4),
@@ -353,7 +413,7 @@ mod tests {
 
     #[test]
     fn refuses_negative_balances_and_skipped_indices() {
-        let mut r = RichList::new(0);
+        let mut r = Recorded::new(0);
         assert_eq!(
             r.apply_milestone(1, [(addr(1), -1)]),
             Err(RichListError::Inconsistent(1))
@@ -368,7 +428,7 @@ mod tests {
 
     #[test]
     fn old_index_uses_the_balance_before_the_first_later_milestone() {
-        let mut r = RichList::new(0);
+        let mut r = Recorded::new(0);
         r.credit_genesis(addr(1), 50).unwrap();
         r.credit_genesis(addr(2), 40).unwrap();
         r.apply_milestone(1, [(addr(1), -50), (addr(3), 50)])
@@ -397,7 +457,7 @@ mod tests {
 
     #[test]
     fn a_rejected_milestone_changes_no_balance() {
-        let mut r = RichList::new(0);
+        let mut r = Recorded::new(0);
         r.credit_genesis(addr(1), 10).unwrap();
         // A new address and a valid credit come before the bad debit.
         assert_eq!(
@@ -411,6 +471,38 @@ mod tests {
         assert_eq!(r.top(10, 1).unwrap(), vec![(addr(1), 10), (addr(7), 3)]);
     }
 
+    #[test]
+    fn an_old_index_asks_for_the_later_changes_and_passes_their_failure_on() {
+        let mut r = RichList::new(0);
+        r.credit_genesis(addr(1), 10).unwrap();
+        r.apply_milestone(1, [(addr(1), -4), (addr(2), 4)]).unwrap();
+        // At the current index nothing is read.
+        let unread = || -> Result<Vec<(AddressKey, i128)>, RichListError> {
+            panic!("read at the current index")
+        };
+        assert_eq!(
+            r.top(5, 1, unread).unwrap(),
+            vec![(addr(1), 6), (addr(2), 4)]
+        );
+        assert_eq!(
+            r.top(5, 0, || Err(RichListError::Unreadable(1))),
+            Err(RichListError::Unreadable(1))
+        );
+        // Changes that do not fit the balances (an unknown address, a balance below zero).
+        assert_eq!(
+            r.top(5, 0, || Ok(vec![(addr(9), 1)])),
+            Err(RichListError::Inconsistent(0))
+        );
+        assert_eq!(
+            r.top(5, 0, || Ok(vec![(addr(2), 5)])),
+            Err(RichListError::Inconsistent(0))
+        );
+        assert_eq!(
+            r.top(5, 0, || Ok(vec![(addr(1), -4), (addr(2), 4)])),
+            Ok(vec![(addr(1), 10)])
+        );
+    }
+
     proptest! {
         // Model: a full balance table per index, compared with the index at every step.
         #[test]
@@ -421,7 +513,7 @@ mod tests {
             n in 0usize..45,
             prune in 0u32..20,
         ) {
-            let mut r = RichList::new(0);
+            let mut r = Recorded::new(0);
             let mut model: Vec<HashMap<AddressKey, u64>> = vec![HashMap::new()];
             for (a, v) in genesis {
                 r.credit_genesis(addr(a), v).unwrap();
@@ -441,7 +533,7 @@ mod tests {
                 r.apply_milestone(u32::try_from(i).unwrap() + 1, changes).unwrap();
                 model.push(next);
             }
-            let check = |r: &RichList, from: u32| -> Result<(), TestCaseError> {
+            let check = |r: &Recorded, from: u32| -> Result<(), TestCaseError> {
                 for (at, snapshot) in model.iter().enumerate() {
                     let at = u32::try_from(at).unwrap();
                     if at < from {

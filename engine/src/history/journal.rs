@@ -413,46 +413,43 @@ impl Journal {
     /// # Errors
     /// A failed read, or an entry that fails its checksum or does not decode (naming the file).
     pub(crate) fn read_entry(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
-        let Some(at) = index
+        let at = index
             .checked_sub(self.first_index)
             .and_then(|k| self.offsets.get(k as usize))
+            .copied();
+        at.map(|at| read_frame(&self.file, &self.path, at, self.end, index))
+            .transpose()
+    }
+
+    /// A reader of the entries of milestones `from..=upto` (those the journal holds) that
+    /// needs no access to the journal while it reads: entries once written never change,
+    /// and a rewrite replaces the file by name while the reader keeps the one it opened.
+    ///
+    /// # Errors
+    /// The file handle could not be made.
+    pub(crate) fn reader(&self, from: u32, upto: u32) -> Result<EntryReader, HistoryError> {
+        let from = from.max(self.first_index);
+        let skip = (from - self.first_index) as usize;
+        let take = (upto.saturating_add(1).saturating_sub(from)) as usize;
+        let offsets = self
+            .offsets
+            .get(skip..)
+            .unwrap_or_default()
+            .iter()
+            .take(take)
             .copied()
-        else {
-            return Ok(None);
-        };
-        let damaged = |why: String| HistoryError::Damaged {
+            .collect();
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| HistoryError::io("opening", &self.path, e))?;
+        Ok(EntryReader {
             path: self.path.clone(),
-            why,
-        };
-        let mut frame = [0u8; FRAME_HEADER_LEN];
-        self.file
-            .read_exact_at(&mut frame, at)
-            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
-        let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
-        let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
-        if at + (FRAME_HEADER_LEN + len) as u64 > self.end {
-            return Err(damaged(format!(
-                "entry of milestone {index} runs past the end"
-            )));
-        }
-        let mut body = vec![0u8; len];
-        self.file
-            .read_exact_at(&mut body, at + FRAME_HEADER_LEN as u64)
-            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
-        if crc32fast::hash(&body) != crc {
-            return Err(damaged(format!(
-                "entry of milestone {index} fails its checksum (offset {at})"
-            )));
-        }
-        let entry = JournalEntry::decode(&body)
-            .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
-        if entry.index != index {
-            return Err(damaged(format!(
-                "entry at offset {at} is milestone {}, expected {index}",
-                entry.index
-            )));
-        }
-        Ok(Some(entry))
+            file,
+            first: from,
+            offsets,
+            end: self.end,
+        })
     }
 
     /// A handle that makes every entry appended so far durable when synced.
@@ -471,6 +468,73 @@ impl Journal {
     pub(crate) fn last_index(&self) -> u32 {
         self.next_index.saturating_sub(1)
     }
+}
+
+/// Entries of a range of milestones, read without the journal (see [`Journal::reader`]).
+#[derive(Debug)]
+pub(crate) struct EntryReader {
+    path: PathBuf,
+    file: File,
+    first: u32,
+    offsets: Vec<u64>,
+    end: u64,
+}
+
+impl EntryReader {
+    /// The entry of milestone `index`; `None` for one outside the reader's range.
+    ///
+    /// # Errors
+    /// As [`Journal::read_entry`].
+    pub(crate) fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
+        let at = index
+            .checked_sub(self.first)
+            .and_then(|k| self.offsets.get(k as usize))
+            .copied();
+        at.map(|at| read_frame(&self.file, &self.path, at, self.end, index))
+            .transpose()
+    }
+}
+
+/// Reads, checks and decodes the entry of milestone `index` framed at offset `at` of `file`
+/// (whose entries end at `end`).
+fn read_frame(
+    file: &File,
+    path: &Path,
+    at: u64,
+    end: u64,
+    index: u32,
+) -> Result<JournalEntry, HistoryError> {
+    let damaged = |why: String| HistoryError::Damaged {
+        path: path.to_path_buf(),
+        why,
+    };
+    let mut frame = [0u8; FRAME_HEADER_LEN];
+    file.read_exact_at(&mut frame, at)
+        .map_err(|e| HistoryError::io("reading", path, e))?;
+    let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
+    let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
+    if at + (FRAME_HEADER_LEN + len) as u64 > end {
+        return Err(damaged(format!(
+            "entry of milestone {index} runs past the end"
+        )));
+    }
+    let mut body = vec![0u8; len];
+    file.read_exact_at(&mut body, at + FRAME_HEADER_LEN as u64)
+        .map_err(|e| HistoryError::io("reading", path, e))?;
+    if crc32fast::hash(&body) != crc {
+        return Err(damaged(format!(
+            "entry of milestone {index} fails its checksum (offset {at})"
+        )));
+    }
+    let entry = JournalEntry::decode(&body)
+        .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
+    if entry.index != index {
+        return Err(damaged(format!(
+            "entry at offset {at} is milestone {}, expected {index}",
+            entry.index
+        )));
+    }
+    Ok(entry)
 }
 
 /// A journal rewrite in progress (see [`Journal::begin_rewrite`]).
@@ -618,6 +682,34 @@ mod tests {
         std::fs::write(&path, &old).unwrap();
         let (_, got) = Journal::open_upto(&path, 4, 6).unwrap();
         assert_eq!(got, (4..=6).map(entry).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_reader_reads_its_range_while_the_journal_goes_on_and_is_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1).unwrap();
+        for i in 1..=6 {
+            j.append(&entry(i)).unwrap();
+        }
+        let reader = j.reader(2, 5).unwrap();
+        // Appends and a rewrite that drops milestones 1..=3 from the file by name.
+        j.append(&entry(7)).unwrap();
+        let mut rewrite = j.begin_rewrite(4).unwrap().expect("entries to drop");
+        rewrite.copy().unwrap();
+        j.finish_rewrite(rewrite).unwrap();
+        assert_eq!(j.read_entry(2).unwrap(), None);
+        for i in 2..=5 {
+            assert_eq!(reader.read(i).unwrap(), Some(entry(i)), "milestone {i}");
+        }
+        assert_eq!(reader.read(1).unwrap(), None, "before its range");
+        assert_eq!(reader.read(6).unwrap(), None, "after its range");
+        // A range starting before the journal's first entry starts at it.
+        let reader = j.reader(1, 9).unwrap();
+        assert_eq!(reader.read(3).unwrap(), None);
+        assert_eq!(reader.read(4).unwrap(), Some(entry(4)));
+        assert_eq!(reader.read(7).unwrap(), Some(entry(7)));
+        assert_eq!(reader.read(8).unwrap(), None);
     }
 
     #[test]

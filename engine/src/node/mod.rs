@@ -315,6 +315,33 @@ enum Replay {
     No,
 }
 
+/// Adds the balance changes of milestones `range`, read by `read`, to the sums per address
+/// in `since` (for the rich list at `at`); a journal that cannot give one is logged.
+fn add_balance_changes(
+    since: &mut hashbrown::HashMap<AddressKey, i128>,
+    range: std::ops::RangeInclusive<u32>,
+    read: impl Fn(u32) -> Result<Option<JournalEntry>, HistoryError>,
+    at: u32,
+) -> Result<(), RichListError> {
+    for index in range {
+        let entry = match read(index) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => return Err(RichListError::Unreadable(index)),
+            Err(err) => {
+                tracing::error!(index, "rich list at {at} not served: {err}");
+                return Err(RichListError::Unreadable(index));
+            }
+        };
+        for (address, delta) in entry.balance_changes {
+            let sum = since.entry(address).or_default();
+            *sum = sum
+                .checked_add(delta)
+                .ok_or(RichListError::Inconsistent(at))?;
+        }
+    }
+    Ok(())
+}
+
 fn now_secs() -> u32 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -527,9 +554,39 @@ impl Engine {
         top: usize,
         at: Option<u32>,
     ) -> Result<(u32, Vec<(AddressKey, u64)>), RichListError> {
+        // The balance changes after `at` come from the milestone journal (the rich list keeps
+        // no history): read without the state lock, which confirmations need, and then, under
+        // it, those of milestones confirmed meanwhile.
+        let (at, mut read_to, reader) = {
+            let st = self.read();
+            let current = st.richlist.ledger_index();
+            let at = at.unwrap_or(current);
+            if at >= current || at < st.richlist.oldest_index() {
+                return st.richlist.top(top, at, || Ok(Vec::new())).map(|v| (at, v));
+            }
+            let reader = st.journal.reader(at + 1, current).map_err(|err| {
+                tracing::error!("rich list at {at} not served: {err}");
+                RichListError::Unreadable(at + 1)
+            })?;
+            (at, current, reader)
+        };
+        let mut since: hashbrown::HashMap<AddressKey, i128> = hashbrown::HashMap::new();
+        add_balance_changes(&mut since, at + 1..=read_to, |i| reader.read(i), at)?;
         let st = self.read();
-        let at = at.unwrap_or_else(|| st.richlist.ledger_index());
-        st.richlist.top(top, at).map(|v| (at, v))
+        let current = st.richlist.ledger_index();
+        if current > read_to {
+            add_balance_changes(
+                &mut since,
+                read_to + 1..=current,
+                |i| st.journal.read_entry(i),
+                at,
+            )?;
+            read_to = current;
+        }
+        debug_assert_eq!(read_to, current);
+        st.richlist
+            .top(top, at, || Ok(since.into_iter().collect()))
+            .map(|v| (at, v))
     }
 
     /// True when the engine keeps the TIP-26 output indexes ([`EngineConfig::indexer`]).
