@@ -413,12 +413,14 @@ impl Journal {
     /// # Errors
     /// A failed read, or an entry that fails its checksum or does not decode (naming the file).
     pub(crate) fn read_entry(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
-        let at = index
-            .checked_sub(self.first_index)
-            .and_then(|k| self.offsets.get(k as usize))
-            .copied();
-        at.map(|at| read_frame(&self.file, &self.path, at, self.end, index))
-            .transpose()
+        let entries = Entries {
+            file: &self.file,
+            path: &self.path,
+            first: self.first_index,
+            offsets: &self.offsets,
+            end: self.end,
+        };
+        entries.read(index)
     }
 
     /// A reader of the entries of milestones `from..=upto` (those the journal holds) that
@@ -486,11 +488,34 @@ impl EntryReader {
     /// # Errors
     /// As [`Journal::read_entry`].
     pub(crate) fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
+        let entries = Entries {
+            file: &self.file,
+            path: &self.path,
+            first: self.first,
+            offsets: &self.offsets,
+            end: self.end,
+        };
+        entries.read(index)
+    }
+}
+
+/// Where the entries from milestone `first` on start in `file` (which ends at `end`).
+struct Entries<'a> {
+    file: &'a File,
+    path: &'a Path,
+    first: u32,
+    offsets: &'a [u64],
+    end: u64,
+}
+
+impl Entries<'_> {
+    /// The entry of milestone `index`, `None` when not among them.
+    fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
         let at = index
             .checked_sub(self.first)
             .and_then(|k| self.offsets.get(k as usize))
             .copied();
-        at.map(|at| read_frame(&self.file, &self.path, at, self.end, index))
+        at.map(|at| read_frame(self.file, self.path, at, self.end, index))
             .transpose()
     }
 }
