@@ -255,6 +255,56 @@ fn richlist_1m() {
     }
 }
 
+/// The richest addresses at older ledger indexes through the engine: 20 000 genesis
+/// addresses, then 100 milestones of 100 transactions each (every one empties a genesis
+/// address into one common address), so each milestone changes the balances of 101 addresses.
+fn richest_history() {
+    const MILESTONES: usize = 100;
+    const PER_MILESTONE: usize = 100;
+    let keys: Vec<SigningKey> = (0..2 * MILESTONES * PER_MILESTONE)
+        .map(|i| {
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            SigningKey::from_seed(&seed)
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut cfg = EngineConfig::dev(dir.path());
+    cfg.genesis = genesis(&keys);
+    cfg.durability = Durability::Deferred { interval_ms: 100 };
+    let engine = Engine::open(cfg).expect("the engine opens");
+    let mut parents = vec![engine.issue_milestone().expect("milestone 1").block_id];
+    for (m, chunk) in keys.chunks(PER_MILESTONE).take(MILESTONES).enumerate() {
+        for (k, key) in chunk.iter().enumerate() {
+            let b = tx_block(&engine, key, m * PER_MILESTONE + k, parents);
+            parents = vec![Block::id_of(&b)];
+            engine.submit_v2(&b).expect("the bench block is accepted");
+        }
+        engine.issue_milestone().expect("a milestone");
+    }
+    let (current, _) = engine.richest(100, None).expect("the current list");
+    for (label, back) in [
+        ("current", 0u32),
+        ("10 milestones back", 10),
+        ("100 milestones back", 100),
+    ] {
+        let at = current - back;
+        let runs: Vec<Duration> = (0..21)
+            .map(|_| {
+                let t = Instant::now();
+                let (_, top) = engine.richest(100, Some(at)).expect("the index is kept");
+                let e = t.elapsed();
+                assert_eq!(top.len(), 100);
+                e
+            })
+            .collect();
+        println!(
+            "richest_top100_engine (20 000 addresses, 101 changed per milestone) at {label}: median {:.2?}",
+            median(runs)
+        );
+    }
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench binaries without `--bench`: nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -269,5 +319,8 @@ fn main() {
     }
     if want("richlist") {
         richlist_1m();
+    }
+    if want("richest") {
+        richest_history();
     }
 }
