@@ -92,40 +92,14 @@ impl JournalEntry {
         // Each count is bounded by the bytes left, so a damaged count allocates nothing big.
         let mut created = Vec::with_capacity(n.min(body.len() / 100));
         for _ in 0..n {
-            let output_id = c.array()?;
-            let block_id = c.array()?;
-            let amount = c.u64()?;
-            let owner = match c.u8()? {
-                0 => None,
-                1 => Some(c.array()?),
-                other => return Err(format!("owner flag {other}")),
-            };
-            let loc = BytesLoc {
-                record: c.u64()?,
-                offset: c.u32()?,
-                len: c.u32()?,
-            };
-            created.push(NewOutput {
-                output_id,
-                block_id,
-                amount,
-                owner,
-                loc,
-            });
+            created.push(created_output(&mut c)?);
         }
         let n = c.u32()? as usize;
         let mut consumed = Vec::with_capacity(n.min(body.len() / 66));
         for _ in 0..n {
             consumed.push((c.array()?, c.array()?));
         }
-        let n = c.u32()? as usize;
-        let mut balance_changes = Vec::with_capacity(n.min(body.len() / 49));
-        for _ in 0..n {
-            balance_changes.push((c.array()?, c.i128()?));
-        }
-        if !c.is_empty() {
-            return Err("trailing bytes".into());
-        }
+        let balance_changes = balance_changes(&mut c, body.len())?;
         Ok(Self {
             index,
             timestamp,
@@ -137,6 +111,86 @@ impl JournalEntry {
             balance_changes,
         })
     }
+
+    /// The identity of the milestone of the entry (its first fields), checked to be `index`.
+    fn decode_head(body: &[u8], index: u32) -> Result<EntryHead, String> {
+        let mut c = Cursor::new(body);
+        let got = c.u32()?;
+        if got != index {
+            return Err(format!("is milestone {got}, expected {index}"));
+        }
+        Ok(EntryHead {
+            timestamp: c.u32()?,
+            milestone_id: c.array()?,
+            block_id: c.array()?,
+        })
+    }
+
+    /// The balance changes of the entry of milestone `index` only (the rich list at an older
+    /// index): the other sections are walked over, not collected.
+    fn decode_balance_changes(body: &[u8], index: u32) -> Result<BalanceChanges, String> {
+        let mut c = Cursor::new(body);
+        let got = c.u32()?;
+        if got != index {
+            return Err(format!("is milestone {got}, expected {index}"));
+        }
+        // Timestamp, milestone id, block id, blocks referenced.
+        c.take(4 + 32 + 32 + 4)?;
+        for _ in 0..c.u32()? {
+            created_output(&mut c)?;
+        }
+        let consumed = c.u32()? as usize;
+        c.take(consumed.checked_mul(34 + 32).ok_or("consumed count")?)?;
+        balance_changes(&mut c, body.len())
+    }
+}
+
+/// The milestone an entry is about: what the node serves of a confirmed milestone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryHead {
+    pub(crate) timestamp: u32,
+    pub(crate) milestone_id: [u8; 32],
+    pub(crate) block_id: BlockId,
+}
+
+/// Balance changes per address, as an entry holds them.
+pub(crate) type BalanceChanges = Vec<(AddressBytes, i128)>;
+
+/// One created output of an entry.
+fn created_output(c: &mut Cursor<'_>) -> Result<NewOutput, String> {
+    let output_id = c.array()?;
+    let block_id = c.array()?;
+    let amount = c.u64()?;
+    let owner = match c.u8()? {
+        0 => None,
+        1 => Some(c.array()?),
+        other => return Err(format!("owner flag {other}")),
+    };
+    let loc = BytesLoc {
+        record: c.u64()?,
+        offset: c.u32()?,
+        len: c.u32()?,
+    };
+    Ok(NewOutput {
+        output_id,
+        block_id,
+        amount,
+        owner,
+        loc,
+    })
+}
+
+/// The last section of an entry (of `body_len` bytes), which must end it.
+fn balance_changes(c: &mut Cursor<'_>, body_len: usize) -> Result<BalanceChanges, String> {
+    let n = c.u32()? as usize;
+    let mut changes = Vec::with_capacity(n.min(body_len / 49));
+    for _ in 0..n {
+        changes.push((c.array()?, c.i128()?));
+    }
+    if !c.is_empty() {
+        return Err("trailing bytes".into());
+    }
+    Ok(changes)
 }
 
 fn header(first_index: u32) -> [u8; HEADER_LEN as usize] {
@@ -413,14 +467,38 @@ impl Journal {
     /// # Errors
     /// A failed read, or an entry that fails its checksum or does not decode (naming the file).
     pub(crate) fn read_entry(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
-        let entries = Entries {
+        self.entries().read(index)
+    }
+
+    /// The balance changes of milestone `index` (the rest of its entry walked over); `None`
+    /// for an index the journal does not hold.
+    ///
+    /// # Errors
+    /// As [`Journal::read_entry`].
+    pub(crate) fn read_balance_changes(
+        &self,
+        index: u32,
+    ) -> Result<Option<BalanceChanges>, HistoryError> {
+        self.entries().balance_changes(index)
+    }
+
+    /// The identity of milestone `index` (its entry checked whole, the rest not decoded);
+    /// `None` for an index the journal does not hold.
+    ///
+    /// # Errors
+    /// As [`Journal::read_entry`].
+    pub(crate) fn read_head(&self, index: u32) -> Result<Option<EntryHead>, HistoryError> {
+        self.entries().head(index)
+    }
+
+    fn entries(&self) -> Entries<'_> {
+        Entries {
             file: &self.file,
             path: &self.path,
             first: self.first_index,
             offsets: &self.offsets,
             end: self.end,
-        };
-        entries.read(index)
+        }
     }
 
     /// A reader of the entries of milestones `from..=upto` (those the journal holds) that
@@ -483,19 +561,25 @@ pub(crate) struct EntryReader {
 }
 
 impl EntryReader {
-    /// The entry of milestone `index`; `None` for one outside the reader's range.
+    /// The balance changes of milestone `index`; `None` for one outside the reader's range.
     ///
     /// # Errors
     /// As [`Journal::read_entry`].
-    pub(crate) fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
-        let entries = Entries {
+    pub(crate) fn balance_changes(
+        &self,
+        index: u32,
+    ) -> Result<Option<BalanceChanges>, HistoryError> {
+        self.entries().balance_changes(index)
+    }
+
+    fn entries(&self) -> Entries<'_> {
+        Entries {
             file: &self.file,
             path: &self.path,
             first: self.first,
             offsets: &self.offsets,
             end: self.end,
-        };
-        entries.read(index)
+        }
     }
 }
 
@@ -509,26 +593,54 @@ struct Entries<'a> {
 }
 
 impl Entries<'_> {
-    /// The entry of milestone `index`, `None` when not among them.
-    fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
+    /// The entry of milestone `index` as `decode` makes it, `None` when not among them.
+    fn decode<T>(
+        &self,
+        index: u32,
+        decode: impl FnOnce(&[u8]) -> Result<T, String>,
+    ) -> Result<Option<T>, HistoryError> {
         let at = index
             .checked_sub(self.first)
             .and_then(|k| self.offsets.get(k as usize))
             .copied();
-        at.map(|at| read_frame(self.file, self.path, at, self.end, index))
+        at.map(|at| read_frame(self.file, self.path, (at, self.end), index, decode))
             .transpose()
+    }
+
+    /// The entry of milestone `index`, `None` when not among them.
+    fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
+        self.decode(index, |body| {
+            let entry = JournalEntry::decode(body)?;
+            if entry.index == index {
+                Ok(entry)
+            } else {
+                Err(format!("is milestone {}, expected {index}", entry.index))
+            }
+        })
+    }
+
+    /// The identity of milestone `index`, `None` when not among them.
+    fn head(&self, index: u32) -> Result<Option<EntryHead>, HistoryError> {
+        self.decode(index, |body| JournalEntry::decode_head(body, index))
+    }
+
+    /// The balance changes of milestone `index`, `None` when not among them.
+    fn balance_changes(&self, index: u32) -> Result<Option<BalanceChanges>, HistoryError> {
+        self.decode(index, |body| {
+            JournalEntry::decode_balance_changes(body, index)
+        })
     }
 }
 
-/// Reads, checks and decodes the entry of milestone `index` framed at offset `at` of `file`
-/// (whose entries end at `end`).
-fn read_frame(
+/// Reads and checks the body of the entry of milestone `index` framed at offset `at` of
+/// `file` (whose entries end at `end`), and decodes it with `decode`.
+fn read_frame<T>(
     file: &File,
     path: &Path,
-    at: u64,
-    end: u64,
+    (at, end): (u64, u64),
     index: u32,
-) -> Result<JournalEntry, HistoryError> {
+    decode: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<T, HistoryError> {
     let damaged = |why: String| HistoryError::Damaged {
         path: path.to_path_buf(),
         why,
@@ -551,15 +663,7 @@ fn read_frame(
             "entry of milestone {index} fails its checksum (offset {at})"
         )));
     }
-    let entry = JournalEntry::decode(&body)
-        .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
-    if entry.index != index {
-        return Err(damaged(format!(
-            "entry at offset {at} is milestone {}, expected {index}",
-            entry.index
-        )));
-    }
-    Ok(entry)
+    decode(&body).map_err(|why| damaged(format!("entry at offset {at}: {why}")))
 }
 
 /// A journal rewrite in progress (see [`Journal::begin_rewrite`]).
@@ -641,8 +745,35 @@ mod tests {
                 },
             }],
             consumed: vec![([6; 34], [7; 32])],
-            balance_changes: vec![([8; 33], -12)],
+            balance_changes: vec![([8; 33], -12), ([index as u8; 33], i128::from(index))],
         }
+    }
+
+    #[test]
+    fn the_balance_changes_alone_read_as_in_the_whole_entry() {
+        let mut e = entry(3);
+        e.created.push(NewOutput {
+            owner: None,
+            ..e.created[0].clone()
+        });
+        e.consumed.push(([9; 34], [1; 32]));
+        let mut body = Vec::new();
+        e.encode(&mut body);
+        assert_eq!(JournalEntry::decode(&body).unwrap(), e);
+        assert_eq!(
+            JournalEntry::decode_balance_changes(&body, 3).unwrap(),
+            e.balance_changes
+        );
+        assert!(JournalEntry::decode_balance_changes(&body, 4).is_err());
+        let head = JournalEntry::decode_head(&body, 3).unwrap();
+        assert_eq!(
+            (head.timestamp, head.milestone_id, head.block_id),
+            (e.timestamp, e.milestone_id, e.block_id)
+        );
+        assert!(JournalEntry::decode_head(&body, 2).is_err());
+        body.push(0);
+        assert!(JournalEntry::decode_balance_changes(&body, 3).is_err());
+        assert!(JournalEntry::decode(&body).is_err());
     }
 
     #[test]
@@ -725,16 +856,26 @@ mod tests {
         j.finish_rewrite(rewrite).unwrap();
         assert_eq!(j.read_entry(2).unwrap(), None);
         for i in 2..=5 {
-            assert_eq!(reader.read(i).unwrap(), Some(entry(i)), "milestone {i}");
+            assert_eq!(
+                reader.balance_changes(i).unwrap(),
+                Some(entry(i).balance_changes),
+                "milestone {i}"
+            );
         }
-        assert_eq!(reader.read(1).unwrap(), None, "before its range");
-        assert_eq!(reader.read(6).unwrap(), None, "after its range");
+        assert_eq!(reader.balance_changes(1).unwrap(), None, "before its range");
+        assert_eq!(reader.balance_changes(6).unwrap(), None, "after its range");
         // A range starting before the journal's first entry starts at it.
         let reader = j.reader(1, 9).unwrap();
-        assert_eq!(reader.read(3).unwrap(), None);
-        assert_eq!(reader.read(4).unwrap(), Some(entry(4)));
-        assert_eq!(reader.read(7).unwrap(), Some(entry(7)));
-        assert_eq!(reader.read(8).unwrap(), None);
+        assert_eq!(reader.balance_changes(3).unwrap(), None);
+        assert_eq!(
+            reader.balance_changes(4).unwrap(),
+            Some(entry(4).balance_changes)
+        );
+        assert_eq!(
+            reader.balance_changes(7).unwrap(),
+            Some(entry(7).balance_changes)
+        );
+        assert_eq!(reader.balance_changes(8).unwrap(), None);
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub(super) struct SealedKeys {
     covering: RwLock<Option<Covering>>,
     /// The last build failed (its file could not be made): the next roll tries again.
     retry: AtomicBool,
+    /// Builds still to fail as if the filter's file could not be made (tests).
+    #[cfg(test)]
+    fail_next: AtomicUsize,
 }
 
 impl SealedKeys {
@@ -148,7 +151,22 @@ impl Inner {
             .sealed_indexes(&segs, first, upto)
             .map(|i| i.count() as usize)
             .sum();
-        let covering = match Covering::with_room_for(&self.dir, keys) {
+        #[cfg(test)]
+        let made = match self.sealed_keys.fail_next.fetch_update(
+            Ordering::AcqRel,
+            Ordering::Acquire,
+            |n| n.checked_sub(1),
+        ) {
+            Ok(_) => Err(LogError::io(
+                "create the key filter's file in",
+                &self.dir,
+                std::io::Error::other("failure injected by a test"),
+            )),
+            Err(_) => Covering::with_room_for(&self.dir, keys),
+        };
+        #[cfg(not(test))]
+        let made = Covering::with_room_for(&self.dir, keys);
+        let covering = match made {
             Ok(covering) => covering,
             Err(e) => {
                 self.sealed_keys.retry.store(true, Ordering::Release);
@@ -268,5 +286,35 @@ mod tests {
             log.append_v2(&block(i)).unwrap();
         }
         assert_all_found(&log, 400);
+    }
+
+    #[test]
+    fn a_filter_whose_file_cannot_be_made_leaves_lookups_to_the_index_files_until_a_roll_builds_it()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::open(dir.path(), SMALL).unwrap();
+        for i in 0..200 {
+            log.append_v2(&block(i)).unwrap();
+        }
+        // A build that fails (as when the disk is full): nothing is installed.
+        *log.inner.sealed_keys.covering.write().unwrap() = None;
+        log.inner.sealed_keys.fail_next.store(1, Ordering::Release);
+        log.inner.build_sealed_keys();
+        assert!(!built(&log));
+        assert!(log.inner.sealed_keys.retry.load(Ordering::Acquire));
+        // Every stored block is still found, and every absent key is searched for.
+        assert_all_found(&log, 200);
+        assert_eq!(absent_passed(&log), 10_000);
+        // The next roll builds it.
+        let segment = log.active_segment();
+        let mut i = 200;
+        while log.active_segment() == segment {
+            log.append_v2(&block(i)).unwrap();
+            i += 1;
+        }
+        assert!(built(&log), "built at the roll after the failure");
+        assert!(!log.inner.sealed_keys.retry.load(Ordering::Acquire));
+        assert_all_found(&log, i);
+        assert!(absent_passed(&log) < 500);
     }
 }

@@ -95,7 +95,7 @@ impl Engine {
         };
         let mut st = self.write();
         st.pending.remove(&m.index);
-        let previous = st.milestones.values().next_back().copied();
+        let previous = st.milestones.latest();
         let prev_ok = match previous {
             Some(p) => {
                 m.previous_milestone_id.as_array() == &p.milestone_id && m.timestamp > p.timestamp
@@ -133,8 +133,7 @@ impl Engine {
             milestone_id,
             block_id,
         };
-        st.milestone_ids.insert(info.milestone_id, info.index);
-        st.milestones.insert(m.index, info);
+        st.milestones.insert(info);
         let event = match replay {
             Replay::No => self.confirmed_event(&conf, info),
             Replay::Yes => None,

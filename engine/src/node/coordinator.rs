@@ -9,7 +9,7 @@ impl Engine {
         let st = self.read();
         let mut tips = st.tangle.select_tips(4, &mut rand::thread_rng());
         if tips.is_empty() {
-            if let Some(m) = st.milestones.values().next_back() {
+            if let Some(m) = st.milestones.latest() {
                 tips.push(m.block_id);
             } else if let Some(sep) = self.start.entry_point {
                 tips.push(sep);
@@ -55,7 +55,7 @@ impl Engine {
         }
         let (index, timestamp, previous) = {
             let st = self.read();
-            let last = st.milestones.values().next_back().copied();
+            let last = st.milestones.latest();
             let ts = now_secs().max(last.map_or(self.start.timestamp, |l| l.timestamp) + 1);
             (
                 st.ledger.ledger_index() + 1,
@@ -124,7 +124,7 @@ impl Engine {
                 "own milestone {index} was not confirmed"
             )));
         }
-        let info = self.read().milestones.get(&index).copied();
+        let info = self.read().milestones.latest().filter(|m| m.index == index);
         info.ok_or_else(|| EngineError::Inconsistent("milestone not recorded".into()))
     }
 

@@ -148,7 +148,7 @@ impl Engine {
             let st = self.read();
             (
                 st.pending.iter().next_back().map(|(i, id)| (*i, *id)),
-                st.milestones.values().next_back().copied(),
+                st.milestones.latest(),
             )
         };
         let Some((index, block_id)) =
@@ -176,7 +176,7 @@ impl Engine {
     pub fn milestone_block_id(&self, index: u32) -> Option<BlockId> {
         let st = self.read();
         st.milestones
-            .get(&index)
+            .get(index, &st.journal)
             .map(|m| m.block_id)
             .or_else(|| st.pending.get(&index).copied())
     }

@@ -9,7 +9,7 @@
 //! back into the tangle in append order, then milestones are confirmed in index order.
 //! White-flag is deterministic, so both ways give the state before the restart.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
@@ -45,6 +45,7 @@ mod coordinator;
 mod events;
 mod gossip;
 mod keys;
+mod milestones;
 mod open;
 mod prepare;
 mod prune;
@@ -63,6 +64,7 @@ pub use events::{ConfirmedMilestone, EventHook};
 pub use gossip::{BroadcastHook, GossipStored, SyncState};
 use gossip::{Intake, Stored};
 use keys::{load_or_create_key, read_key};
+use milestones::Milestones;
 pub use prepare::{PowStep, Prepared, V2Draft, V2Fields};
 pub use prune::{PruneError, PruneTarget, PruningConfig, PRUNING_MARGIN, PRUNING_MIN_STEP};
 use recent::RecentConfirmations;
@@ -226,8 +228,8 @@ struct State {
     tangle: Tangle,
     ledger: Ledger,
     richlist: RichList,
-    milestones: BTreeMap<u32, MilestoneInfo>,
-    milestone_ids: HashMap<[u8; 32], u32>,
+    // Confirmed milestones: the latest here, the others read from the journal.
+    milestones: Milestones,
     // Milestone blocks seen but not yet confirmed, by index.
     pending: BTreeMap<u32, BlockId>,
     // Blocks referenced by confirmed milestones since the store was opened.
@@ -320,19 +322,19 @@ enum Replay {
 fn add_balance_changes(
     since: &mut hashbrown::HashMap<AddressKey, i128>,
     range: std::ops::RangeInclusive<u32>,
-    read: impl Fn(u32) -> Result<Option<JournalEntry>, HistoryError>,
+    read: impl Fn(u32) -> Result<Option<Vec<(AddressKey, i128)>>, HistoryError>,
     at: u32,
 ) -> Result<(), RichListError> {
     for index in range {
-        let entry = match read(index) {
-            Ok(Some(entry)) => entry,
+        let changes = match read(index) {
+            Ok(Some(changes)) => changes,
             Ok(None) => return Err(RichListError::Unreadable(index)),
             Err(err) => {
                 tracing::error!(index, "rich list at {at} not served: {err}");
                 return Err(RichListError::Unreadable(index));
             }
         };
-        for (address, delta) in entry.balance_changes {
+        for (address, delta) in changes {
             let sum = since.entry(address).or_default();
             *sum = sum
                 .checked_add(delta)
@@ -495,21 +497,19 @@ impl Engine {
 
     /// The latest confirmed milestone.
     pub fn latest_milestone(&self) -> Option<MilestoneInfo> {
-        self.read().milestones.values().next_back().copied()
+        self.read().milestones.latest()
     }
 
     /// Milestone by index.
     pub fn milestone_by_index(&self, index: u32) -> Option<MilestoneInfo> {
-        self.read().milestones.get(&index).copied()
+        let st = self.read();
+        st.milestones.get(index, &st.journal)
     }
 
     /// Milestone by id.
     pub fn milestone_by_id(&self, id: &[u8; 32]) -> Option<MilestoneInfo> {
         let st = self.read();
-        st.milestone_ids
-            .get(id)
-            .and_then(|i| st.milestones.get(i))
-            .copied()
+        st.milestones.by_id(id, &st.journal)
     }
 
     /// An output with its metadata at the current ledger index.
@@ -571,14 +571,19 @@ impl Engine {
             (at, current, reader)
         };
         let mut since: hashbrown::HashMap<AddressKey, i128> = hashbrown::HashMap::new();
-        add_balance_changes(&mut since, at + 1..=read_to, |i| reader.read(i), at)?;
+        add_balance_changes(
+            &mut since,
+            at + 1..=read_to,
+            |i| reader.balance_changes(i),
+            at,
+        )?;
         let st = self.read();
         let current = st.richlist.ledger_index();
         if current > read_to {
             add_balance_changes(
                 &mut since,
                 read_to + 1..=current,
-                |i| st.journal.read_entry(i),
+                |i| st.journal.read_balance_changes(i),
                 at,
             )?;
             read_to = current;
@@ -691,7 +696,7 @@ impl Engine {
     /// memory.
     pub fn milestone_diff(&self, index: u32) -> Option<MilestoneDiff> {
         let st = self.read();
-        st.milestones.get(&index)?;
+        st.milestones.get(index, &st.journal)?;
         match st.journal.read_entry(index) {
             Ok(Some(e)) => Some((
                 e.created.iter().map(|o| o.output_id).collect(),

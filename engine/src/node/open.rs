@@ -180,8 +180,7 @@ impl Engine {
                 tangle,
                 ledger,
                 richlist,
-                milestones: BTreeMap::new(),
-                milestone_ids: HashMap::new(),
+                milestones: Milestones::new(start_index.saturating_add(1)),
                 pending: BTreeMap::new(),
                 referenced: 0,
                 unverified: Vec::new(),
@@ -289,8 +288,7 @@ impl Engine {
                 milestone_id: e.milestone_id,
                 block_id: e.block_id,
             };
-            st.milestone_ids.insert(info.milestone_id, info.index);
-            st.milestones.insert(info.index, info);
+            st.milestones.insert(info);
         }
         let pruned = checkpoint.pruning_index.max(start_index);
         self.pruning.index.store(pruned, Ordering::Release);

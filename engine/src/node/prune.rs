@@ -326,7 +326,7 @@ impl Engine {
             }
             let (m, b, o) = {
                 let mut st = self.write();
-                milestone = st.milestones.get(&step).copied();
+                milestone = st.milestones.get(step, &st.journal);
                 self.pruning.index.store(step, Ordering::Release);
                 Self::forget_through(&mut st, step)
             };
@@ -356,9 +356,7 @@ impl Engine {
     /// list, the rich list's history, spent ledger rows, unreferenced blocks filed there.
     /// Returns (milestones, blocks, outputs) forgotten. Also applied by the open.
     pub(super) fn forget_through(st: &mut State, index: u32) -> (usize, usize, usize) {
-        let kept = st.milestones.split_off(&(index.saturating_add(1)));
-        let milestones = std::mem::replace(&mut st.milestones, kept).len();
-        st.milestone_ids.retain(|_, i| *i > index);
+        let milestones = st.milestones.forget_through(index);
         st.pending = st.pending.split_off(&(index.saturating_add(1)));
         st.richlist.prune_before(index.saturating_add(1));
         let blocks = st.tangle.prune_unreferenced(index);

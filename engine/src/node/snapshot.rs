@@ -201,8 +201,7 @@ impl Engine {
         let cmi = st.ledger.ledger_index();
         let target_ms = st
             .milestones
-            .get(&target)
-            .copied()
+            .get(target, &st.journal)
             .ok_or_else(|| failed(format!("milestone {target} is not known")))?;
         let header = self.full_header(&target_ms, cmi)?;
         let outputs = self.unspent_records(&st)?;
@@ -370,7 +369,7 @@ impl Engine {
         for k in target.saturating_add(1)..=cmi {
             let ms = st
                 .milestones
-                .get(&k)
+                .get(k, &st.journal)
                 .ok_or_else(|| failed(format!("milestone {k} is not known")))?;
             let unreadable = || failed(format!("the block of milestone {k} is not readable"));
             let record = reader.get(&LogId::V2(ms.block_id)).ok_or_else(unreadable)?;

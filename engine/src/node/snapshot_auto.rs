@@ -234,7 +234,7 @@ impl Engine {
             let st = self.read();
             let timestamp = st
                 .milestones
-                .get(&target)
+                .get(target, &st.journal)
                 .map(|m| m.timestamp)
                 .ok_or_else(|| failed(format!("milestone {target} is not known")))?;
             let mut diffs = Vec::new();

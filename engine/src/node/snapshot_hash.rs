@@ -47,7 +47,7 @@ impl Engine {
         } else {
             self.genesis.solid_entry_points.clone()
         };
-        let snapshot_time = match st.milestones.get(&snapshot_index) {
+        let snapshot_time = match st.milestones.get(snapshot_index, &st.journal) {
             Some(m) => m.timestamp,
             None if snapshot_index == start => self.genesis.milestone_timestamp,
             None => return Err(failed(format!("milestone {snapshot_index} is not known"))),

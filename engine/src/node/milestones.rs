@@ -1,0 +1,150 @@
+//! The confirmed milestones a node serves (`/milestones/{index}` and by id, gossip's milestone
+//! requests, snapshots): the latest in memory, every other one read back from the milestone
+//! journal, whose entries start with the milestone's identity. What stays in memory per
+//! milestone is its id → index (≈ 40 B) beside the journal's 8 B offset of its entry.
+
+use std::collections::HashMap;
+
+use super::MilestoneInfo;
+use crate::history::Journal;
+
+/// The confirmed milestones from `first` on.
+#[derive(Debug, Default)]
+pub(super) struct Milestones {
+    latest: Option<MilestoneInfo>,
+    /// The lowest index served: above the ledger's start and the pruning index.
+    first: u32,
+    by_id: HashMap<[u8; 32], u32>,
+}
+
+impl Milestones {
+    /// None confirmed yet; the first will be `first`.
+    pub(super) fn new(first: u32) -> Self {
+        Self {
+            latest: None,
+            first,
+            by_id: HashMap::new(),
+        }
+    }
+
+    /// The latest confirmed milestone.
+    pub(super) fn latest(&self) -> Option<MilestoneInfo> {
+        self.latest
+    }
+
+    /// Adds the milestone confirmed next (its journal entry appended).
+    pub(super) fn insert(&mut self, info: MilestoneInfo) {
+        self.by_id.insert(info.milestone_id, info.index);
+        if self.latest.is_none_or(|l| info.index > l.index) {
+            self.latest = Some(info);
+        }
+    }
+
+    /// Confirmed milestone `index`, read from `journal` unless it is the latest; `None` when
+    /// it is not served (pruned, not confirmed) or its entry cannot be read (logged).
+    pub(super) fn get(&self, index: u32, journal: &Journal) -> Option<MilestoneInfo> {
+        let latest = self.latest?;
+        if index == latest.index {
+            return Some(latest);
+        }
+        if index < self.first || index > latest.index {
+            return None;
+        }
+        match journal.read_head(index) {
+            Ok(head) => head.map(|h| MilestoneInfo {
+                index,
+                timestamp: h.timestamp,
+                milestone_id: h.milestone_id,
+                block_id: h.block_id,
+            }),
+            Err(err) => {
+                tracing::error!(index, "milestone not served: {err}");
+                None
+            }
+        }
+    }
+
+    /// The confirmed milestone whose id is `id` (see [`Milestones::get`]).
+    pub(super) fn by_id(&self, id: &[u8; 32], journal: &Journal) -> Option<MilestoneInfo> {
+        self.get(*self.by_id.get(id)?, journal)
+    }
+
+    /// Serves no milestone at or below `index` from now on; returns how many were served.
+    pub(super) fn forget_through(&mut self, index: u32) -> usize {
+        let forgotten = self.latest.map_or(0, |latest| {
+            let last = index.min(latest.index);
+            if last >= self.first {
+                (last - self.first + 1) as usize
+            } else {
+                0
+            }
+        });
+        self.first = self.first.max(index.saturating_add(1));
+        self.by_id.retain(|_, i| *i > index);
+        if self.latest.is_some_and(|l| l.index <= index) {
+            self.latest = None;
+        }
+        forgotten
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::JournalEntry;
+
+    fn info(index: u32) -> MilestoneInfo {
+        MilestoneInfo {
+            index,
+            timestamp: 1000 + index,
+            milestone_id: [index as u8; 32],
+            block_id: [index as u8 + 100; 32],
+        }
+    }
+
+    fn entry(i: &MilestoneInfo) -> JournalEntry {
+        JournalEntry {
+            index: i.index,
+            timestamp: i.timestamp,
+            milestone_id: i.milestone_id,
+            block_id: i.block_id,
+            referenced: 1,
+            created: Vec::new(),
+            consumed: Vec::new(),
+            balance_changes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn older_milestones_come_from_the_journal_and_pruned_ones_are_not_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::create(&dir.path().join("milestones.journal"), 5).unwrap();
+        let mut m = Milestones::new(5);
+        assert_eq!(m.latest(), None);
+        assert_eq!(m.get(5, &journal), None);
+        for index in 5..=12 {
+            journal.append(&entry(&info(index))).unwrap();
+            m.insert(info(index));
+        }
+        assert_eq!(m.latest(), Some(info(12)));
+        for index in 5..=12 {
+            assert_eq!(
+                m.get(index, &journal),
+                Some(info(index)),
+                "milestone {index}"
+            );
+            assert_eq!(m.by_id(&[index as u8; 32], &journal), Some(info(index)));
+        }
+        assert_eq!(m.get(4, &journal), None);
+        assert_eq!(m.get(13, &journal), None);
+        assert_eq!(m.by_id(&[99; 32], &journal), None);
+
+        assert_eq!(m.forget_through(7), 3);
+        assert_eq!(m.get(7, &journal), None, "pruned");
+        assert_eq!(m.by_id(&[6; 32], &journal), None);
+        assert_eq!(m.get(8, &journal), Some(info(8)));
+        assert_eq!(m.forget_through(7), 0, "nothing left at or below 7");
+        assert_eq!(m.forget_through(3), 0);
+        assert_eq!(m.latest(), Some(info(12)));
+    }
+}
