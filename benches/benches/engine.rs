@@ -303,6 +303,23 @@ fn richest_history() {
             median(runs)
         );
     }
+    // A milestone by index: the latest is in memory, older ones are read from the journal.
+    for (label, back) in [("latest", 0u32), ("50 back", 50)] {
+        let index = current - back;
+        let runs: Vec<Duration> = (0..1001)
+            .map(|_| {
+                let t = Instant::now();
+                let m = engine.milestone_by_index(index).expect("confirmed");
+                let e = t.elapsed();
+                assert_eq!(m.index, index);
+                e
+            })
+            .collect();
+        println!(
+            "milestone_by_index (entries of 100 transactions) {label}: median {:.2?}",
+            median(runs)
+        );
+    }
 }
 
 fn main() {
