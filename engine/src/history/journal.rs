@@ -250,9 +250,12 @@ impl Journal {
         })
     }
 
-    /// Opens the journal and reads its entries up to milestone `upto`, which must all be
+    /// Opens the journal and checks its entries up to milestone `upto`, which must all be
     /// there, contiguous from `first_index`; the file is cut after them (later entries are
-    /// made again by the confirmations that follow).
+    /// made again by the confirmations that follow). The entries are read one at a time and
+    /// not kept ([`Journal::replay`] reads them again to apply them): memory does not grow
+    /// with the journal. Returns the journal and the block id of milestone `upto`'s entry
+    /// (`None` when `upto` is below `from`).
     ///
     /// # Errors
     /// I/O failures, or a journal that does not hold every entry up to `upto` intact
@@ -261,15 +264,24 @@ impl Journal {
         path: &Path,
         from: u32,
         upto: u32,
-    ) -> Result<(Self, Vec<JournalEntry>), HistoryError> {
+    ) -> Result<(Self, Option<BlockId>), HistoryError> {
         let damaged = |why: String| HistoryError::Damaged {
             path: path.to_path_buf(),
             why,
         };
-        let bytes = std::fs::read(path).map_err(|e| HistoryError::io("reading", path, e))?;
-        let h = bytes
-            .get(..HEADER_LEN as usize)
-            .ok_or_else(|| damaged("shorter than its header".into()))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| HistoryError::io("opening", path, e))?;
+        let mut h = [0u8; HEADER_LEN as usize];
+        match file.read_exact_at(&mut h, 0) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(damaged("shorter than its header".into()));
+            }
+            Err(e) => return Err(HistoryError::io("reading", path, e)),
+        }
         // A journal may start before `from`: its rewrite after a new ledger base
         // (`Journal::begin_rewrite`) did not happen before a crash. Those entries are skipped.
         let first_index = h
@@ -283,47 +295,19 @@ impl Journal {
                 "starts at milestone {first_index}, but the ledger needs it from {from}"
             )));
         }
-        let mut entries = Vec::new();
+        let mut frames = FrameReader::new(&file, path, HEADER_LEN);
         let mut offsets = Vec::new();
-        let mut at = HEADER_LEN as usize;
+        let mut last_block = None;
         let mut next = first_index;
         while next <= upto {
-            let frame = bytes
-                .get(at..at + FRAME_HEADER_LEN)
-                .ok_or_else(|| damaged(format!("ends before milestone {next} (offset {at})")))?;
-            let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
-            let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
-            let body = bytes
-                .get(at + FRAME_HEADER_LEN..at + FRAME_HEADER_LEN + len)
-                .ok_or_else(|| {
-                    damaged(format!("entry of milestone {next} cut short (offset {at})"))
-                })?;
-            if crc32fast::hash(body) != crc {
-                return Err(damaged(format!(
-                    "entry of milestone {next} fails its checksum (offset {at})"
-                )));
-            }
-            let entry = JournalEntry::decode(body)
-                .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
-            if entry.index != next {
-                return Err(damaged(format!(
-                    "entry at offset {at} is milestone {}, expected {next}",
-                    entry.index
-                )));
-            }
+            offsets.push(frames.at);
+            let entry = frames.next_entry(next)?;
             if entry.index >= from {
-                entries.push(entry);
+                last_block = Some(entry.block_id);
             }
-            offsets.push(at as u64);
-            at += FRAME_HEADER_LEN + len;
             next += 1;
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| HistoryError::io("opening", path, e))?;
-        let end = at as u64;
+        let end = frames.at;
         file.set_len(end)
             .and_then(|()| file.sync_data())
             .map_err(|e| HistoryError::io("truncating", path, e))?;
@@ -337,8 +321,31 @@ impl Journal {
                 offsets,
                 buf: Vec::new(),
             },
-            entries,
+            last_block,
         ))
+    }
+
+    /// The entries of milestones `from` to the last, read again one at a time (buffered),
+    /// each checked as [`Journal::open_upto`] checks it.
+    ///
+    /// # Errors
+    /// The file handle could not be made.
+    pub(crate) fn replay(&self, from: u32) -> Result<ReplayEntries, HistoryError> {
+        let from = from.max(self.first_index);
+        let at = self
+            .offsets
+            .get((from - self.first_index) as usize)
+            .copied()
+            .unwrap_or(self.end);
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| HistoryError::io("opening", &self.path, e))?;
+        Ok(ReplayEntries {
+            frames: FrameReader::new(file, &self.path, at),
+            next: from,
+            next_index: self.next_index,
+        })
     }
 
     /// Begins replacing the journal by one that starts at milestone `first` (a new ledger
@@ -666,6 +673,114 @@ fn read_frame<T>(
     decode(&body).map_err(|why| damaged(format!("entry at offset {at}: {why}")))
 }
 
+/// The entries of a range of milestones, in order (see [`Journal::replay`]).
+#[derive(Debug)]
+pub(crate) struct ReplayEntries {
+    frames: FrameReader<File>,
+    next: u32,
+    next_index: u32,
+}
+
+impl Iterator for ReplayEntries {
+    type Item = Result<JournalEntry, HistoryError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.next_index {
+            return None;
+        }
+        let entry = self.frames.next_entry(self.next);
+        self.next += 1;
+        Some(entry)
+    }
+}
+
+/// Frames read one after the other from an offset of the journal, through a buffer.
+#[derive(Debug)]
+struct FrameReader<F: std::borrow::Borrow<File>> {
+    reader: std::io::BufReader<FileRead<F>>,
+    path: PathBuf,
+    /// Where the next frame starts.
+    at: u64,
+}
+
+/// Reads of a journal file from an offset on, by `pread` (the file's own position is not
+/// used: appends write at their offset too).
+#[derive(Debug)]
+struct FileRead<F> {
+    file: F,
+    at: u64,
+}
+
+impl<F: std::borrow::Borrow<File>> std::io::Read for FileRead<F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.borrow().read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// Bytes read ahead when entries are read one after the other.
+const READ_AHEAD: usize = 1 << 20;
+
+impl<F: std::borrow::Borrow<File>> FrameReader<F> {
+    fn new(file: F, path: &Path, at: u64) -> Self {
+        Self {
+            reader: std::io::BufReader::with_capacity(READ_AHEAD, FileRead { file, at }),
+            path: path.to_path_buf(),
+            at,
+        }
+    }
+
+    /// The entry framed next, which must be milestone `index`'s and intact.
+    fn next_entry(&mut self, index: u32) -> Result<JournalEntry, HistoryError> {
+        use std::io::Read;
+        let at = self.at;
+        let damaged = |why: String| HistoryError::Damaged {
+            path: self.path.clone(),
+            why,
+        };
+        let eof = |e: &std::io::Error| e.kind() == std::io::ErrorKind::UnexpectedEof;
+        let mut frame = [0u8; FRAME_HEADER_LEN];
+        match self.reader.read_exact(&mut frame) {
+            Ok(()) => {}
+            Err(e) if eof(&e) => {
+                return Err(damaged(format!(
+                    "ends before milestone {index} (offset {at})"
+                )))
+            }
+            Err(e) => return Err(HistoryError::io("reading", &self.path, e)),
+        }
+        let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
+        let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
+        // A damaged length asks for no more than the file holds.
+        let mut body = Vec::new();
+        let got = (&mut self.reader)
+            .take(len as u64)
+            .read_to_end(&mut body)
+            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
+        if got < len {
+            return Err(damaged(format!(
+                "entry of milestone {index} cut short (offset {at})"
+            )));
+        }
+        if crc32fast::hash(&body) != crc {
+            return Err(damaged(format!(
+                "entry of milestone {index} fails its checksum (offset {at})"
+            )));
+        }
+        let entry = JournalEntry::decode(&body)
+            .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
+        if entry.index != index {
+            return Err(damaged(format!(
+                "entry at offset {at} is milestone {}, expected {index}",
+                entry.index
+            )));
+        }
+        self.at += (FRAME_HEADER_LEN + len) as u64;
+        Ok(entry)
+    }
+}
+
 /// A journal rewrite in progress (see [`Journal::begin_rewrite`]).
 #[derive(Debug)]
 pub(crate) struct Rewrite {
@@ -726,6 +841,19 @@ impl Rewrite {
 mod tests {
     use super::*;
 
+    /// The journal opened up to `upto`, and its entries from `from` read back as a restart
+    /// applies them.
+    fn open_entries(
+        path: &Path,
+        from: u32,
+        upto: u32,
+    ) -> Result<(Journal, Vec<JournalEntry>), HistoryError> {
+        let (journal, last_block) = Journal::open_upto(path, from, upto)?;
+        let entries = journal.replay(from)?.collect::<Result<Vec<_>, _>>()?;
+        assert_eq!(last_block, entries.last().map(|e| e.block_id));
+        Ok((journal, entries))
+    }
+
     fn entry(index: u32) -> JournalEntry {
         JournalEntry {
             index,
@@ -777,6 +905,46 @@ mod tests {
     }
 
     #[test]
+    fn entries_larger_than_the_read_ahead_and_many_small_ones_come_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut big = entry(2);
+        big.balance_changes = (0..30_000u32)
+            .map(|k| {
+                let mut a = [0u8; 33];
+                a[..4].copy_from_slice(&k.to_le_bytes());
+                (a, i128::from(k))
+            })
+            .collect();
+        let want: Vec<JournalEntry> = std::iter::once(entry(1))
+            .chain(std::iter::once(big))
+            .chain((3..=2_000).map(entry))
+            .collect();
+        let mut j = Journal::create(&path, 1).unwrap();
+        for e in &want {
+            j.append(e).unwrap();
+        }
+        drop(j);
+        assert!(std::fs::metadata(&path).unwrap().len() > READ_AHEAD as u64);
+        let (j, got) = open_entries(&path, 1, 2_000).unwrap();
+        assert!(got == want, "entries differ");
+        // Replayed from a later milestone: from its entry on.
+        let tail: Vec<_> = j.replay(1_990).unwrap().map(Result::unwrap).collect();
+        assert!(tail == want[1_989..], "tail differs");
+        // A byte flipped inside the large entry: named, with the milestone.
+        drop(j);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let inside = HEADER_LEN as usize + 300_000;
+        bytes[inside] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Journal::open_upto(&path, 1, 2_000).unwrap_err().to_string();
+        assert!(
+            err.contains("milestones.journal") && err.contains("milestone 2 fails its checksum"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn entries_come_back_and_later_ones_are_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("milestones.journal");
@@ -786,7 +954,7 @@ mod tests {
         }
         assert!(j.append(&entry(9)).is_err());
         drop(j);
-        let (mut j, got) = Journal::open_upto(&path, 1, 3).unwrap();
+        let (mut j, got) = open_entries(&path, 1, 3).unwrap();
         assert_eq!(got, (1..=3).map(entry).collect::<Vec<_>>());
         assert_eq!(j.read_entry(2).unwrap(), Some(entry(2)));
         assert_eq!(
@@ -798,10 +966,10 @@ mod tests {
         assert_eq!(j.read_entry(4).unwrap(), Some(entry(4)));
         assert_eq!(j.read_entry(0).unwrap(), None);
         drop(j);
-        let (_, got) = Journal::open_upto(&path, 1, 4).unwrap();
+        let (_, got) = open_entries(&path, 1, 4).unwrap();
         assert_eq!(got.len(), 4);
         assert!(matches!(
-            Journal::open_upto(&path, 1, 5),
+            open_entries(&path, 1, 5),
             Err(HistoryError::Damaged { .. })
         ));
     }
@@ -824,11 +992,11 @@ mod tests {
         j.append(&entry(7)).unwrap();
         assert_eq!(j.read_entry(7).unwrap(), Some(entry(7)));
         drop(j);
-        let (j, got) = Journal::open_upto(&path, 4, 7).unwrap();
+        let (j, got) = open_entries(&path, 4, 7).unwrap();
         assert_eq!(got, (4..=7).map(entry).collect::<Vec<_>>());
         assert_eq!(j.read_entry(6).unwrap(), Some(entry(6)));
         // A journal that starts after the base is refused, naming both indexes.
-        let err = Journal::open_upto(&path, 2, 7).unwrap_err().to_string();
+        let err = open_entries(&path, 2, 7).unwrap_err().to_string();
         assert!(
             err.contains("starts at milestone 4") && err.contains("from 2"),
             "{err}"
@@ -836,7 +1004,7 @@ mod tests {
         // The journal as it was before the rewrite (a crash in between): entries before the
         // base are skipped.
         std::fs::write(&path, &old).unwrap();
-        let (_, got) = Journal::open_upto(&path, 4, 6).unwrap();
+        let (_, got) = open_entries(&path, 4, 6).unwrap();
         assert_eq!(got, (4..=6).map(entry).collect::<Vec<_>>());
     }
 
@@ -903,11 +1071,11 @@ mod tests {
         }
         j.append(&entry(9)).unwrap();
         drop(j);
-        let (_, got) = Journal::open_upto(&path, 4, 9).unwrap();
+        let (_, got) = open_entries(&path, 4, 9).unwrap();
         assert_eq!(got, (4..=9).map(entry).collect::<Vec<_>>());
         assert!(!dir.path().join("milestones.journal.tmp").exists());
         // Nothing to drop: no rewrite.
-        let (j, _) = Journal::open_upto(&path, 4, 9).unwrap();
+        let (j, _) = open_entries(&path, 4, 9).unwrap();
         assert!(j.begin_rewrite(4).unwrap().is_none());
     }
 
@@ -925,7 +1093,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at] ^= 0x10;
             std::fs::write(&path, &bytes).unwrap();
-            let err = Journal::open_upto(&path, 1, 3).unwrap_err();
+            let err = open_entries(&path, 1, 3).unwrap_err();
             assert!(err.to_string().contains("milestones.journal"), "{err}");
         }
     }

@@ -25,7 +25,7 @@ pub use base::BaseError;
 pub use blockmeta::BlockMetaFiles;
 pub(crate) use checkpoint::Checkpoint;
 pub(crate) use inflight::InFlight;
-pub(crate) use journal::{Journal, JournalEntry};
+pub(crate) use journal::{Journal, JournalEntry, ReplayEntries};
 
 /// The directory of the history files inside a data directory.
 pub(crate) const DIR: &str = "history";

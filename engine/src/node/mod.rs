@@ -28,7 +28,9 @@ use crate::error::{
 };
 use crate::genesis::Genesis;
 use crate::history;
-use crate::history::{BlockMetaFiles, Checkpoint, HistoryError, InFlight, Journal, JournalEntry};
+use crate::history::{
+    BlockMetaFiles, Checkpoint, HistoryError, InFlight, Journal, JournalEntry, ReplayEntries,
+};
 use crate::indexer::{ChainId, IndexEntry, Indexer, IndexerService, Page, Query};
 use crate::log::{
     BlockId as LogId, Durability, Durable, Location, Log, LogConfig, LogStats, RecordBytes,

@@ -265,12 +265,13 @@ impl Engine {
     fn resume(
         &self,
         checkpoint: &Checkpoint,
-        entries: Vec<JournalEntry>,
+        entries: ReplayEntries,
         start_index: u32,
     ) -> Result<Opened, EngineError> {
         let inconsistent = |e: String| EngineError::Inconsistent(e);
         let mut st = self.write();
         for e in entries {
+            let e = e?;
             st.ledger
                 .apply(e.index, e.timestamp, &e.created, &e.consumed)
                 .map_err(|err| inconsistent(err.to_string()))?;
@@ -402,8 +403,8 @@ const JOURNAL: &str = "milestones.journal";
 const BLOCKMETA: &str = "blockmeta";
 
 /// What [`open_history`] found to resume from: the checkpoint, the journal open after its
-/// last entry, and the entries up to it.
-type Resume = Option<(Checkpoint, Journal, Vec<JournalEntry>)>;
+/// last entry, and the entries up to it, to be read one at a time.
+type Resume = Option<(Checkpoint, Journal, ReplayEntries)>;
 
 /// The reason for a replay, logged as a warning.
 fn rebuild(why: String) -> String {
@@ -467,10 +468,10 @@ fn open_history(
         return Ok((metas, None, why));
     }
     match Journal::open_upto(&dir.join(JOURNAL), start_index + 1, checkpoint.ledger_index) {
-        Ok((journal, entries)) => {
+        Ok((journal, last_block)) => {
             // A log that lost blocks the checkpoint names (a deleted or older segment) is
             // not resumed from: the replay that follows meets the watermark check.
-            let last_milestone = entries.last().map(|e| LogId::V2(e.block_id));
+            let last_milestone = last_block.map(LogId::V2);
             let reader = log.reader();
             let complete = last_milestone.is_none_or(|id| log.contains(&id))
                 && checkpoint
@@ -484,6 +485,7 @@ fn open_history(
                 ));
                 return Ok((metas, None, why));
             }
+            let entries = journal.replay(start_index + 1)?;
             Ok((metas, Some((checkpoint, journal, entries)), String::new()))
         }
         Err(e @ HistoryError::Damaged { .. }) => Ok((metas, None, rebuild(e.to_string()))),
