@@ -75,6 +75,32 @@ fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 3
     .expect("fixture encodes")
 }
 
+/// `n` keys, key `i` from the seed `i` (8 bytes little endian, then zeros).
+fn signing_keys(n: usize) -> Vec<SigningKey> {
+    (0..n)
+        .map(|i| {
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            SigningKey::from_seed(&seed)
+        })
+        .collect()
+}
+
+/// The median time of `runs` calls of `run`, each answer given to `check` after its clock
+/// stopped.
+fn median_time<T>(runs: usize, mut run: impl FnMut() -> T, mut check: impl FnMut(T)) -> Duration {
+    let times = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let answer = run();
+            let e = t.elapsed();
+            check(answer);
+            e
+        })
+        .collect();
+    median(times)
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -161,13 +187,7 @@ fn confirm_round(keys: &[SigningKey], cold: bool, indexer: bool) -> (Took, Took)
 }
 
 fn confirm_10k() {
-    let keys: Vec<SigningKey> = (0..TXS)
-        .map(|i| {
-            let mut seed = [0u8; 32];
-            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            SigningKey::from_seed(&seed)
-        })
-        .collect();
+    let keys = signing_keys(TXS);
     const ROUNDS: usize = 5;
     let (mut submit, mut cached, mut cold, mut no_indexer) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -238,20 +258,15 @@ fn richlist_1m() {
         ("50 milestones back", 50),
         ("oldest (100 back)", 0),
     ] {
-        let runs: Vec<Duration> = (0..21)
-            .map(|_| {
-                let t = Instant::now();
+        let took = median_time(
+            21,
+            || {
                 let later = || Ok(journal[at as usize..].concat());
-                let top = r.top(100, at, later).expect("the index is kept");
-                let e = t.elapsed();
-                assert_eq!(top.len(), 100);
-                e
-            })
-            .collect();
-        println!(
-            "richlist_top100_1M_addresses at {label}: median {:.2?}",
-            median(runs)
+                r.top(100, at, later).expect("the index is kept")
+            },
+            |top| assert_eq!(top.len(), 100),
         );
+        println!("richlist_top100_1M_addresses at {label}: median {took:.2?}");
     }
 }
 
@@ -261,13 +276,7 @@ fn richlist_1m() {
 fn richest_history() {
     const MILESTONES: usize = 100;
     const PER_MILESTONE: usize = 100;
-    let keys: Vec<SigningKey> = (0..2 * MILESTONES * PER_MILESTONE)
-        .map(|i| {
-            let mut seed = [0u8; 32];
-            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            SigningKey::from_seed(&seed)
-        })
-        .collect();
+    let keys = signing_keys(2 * MILESTONES * PER_MILESTONE);
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut cfg = EngineConfig::dev(dir.path());
     cfg.genesis = genesis(&keys);
@@ -289,36 +298,24 @@ fn richest_history() {
         ("100 milestones back", 100),
     ] {
         let at = current - back;
-        let runs: Vec<Duration> = (0..21)
-            .map(|_| {
-                let t = Instant::now();
-                let (_, top) = engine.richest(100, Some(at)).expect("the index is kept");
-                let e = t.elapsed();
-                assert_eq!(top.len(), 100);
-                e
-            })
-            .collect();
+        let took = median_time(
+            21,
+            || engine.richest(100, Some(at)).expect("the index is kept"),
+            |(_, top)| assert_eq!(top.len(), 100),
+        );
         println!(
-            "richest_top100_engine (20 000 addresses, 101 changed per milestone) at {label}: median {:.2?}",
-            median(runs)
+            "richest_top100_engine (20 000 addresses, 101 changed per milestone) at {label}: median {took:.2?}"
         );
     }
     // A milestone by index: the latest is in memory, older ones are read from the journal.
     for (label, back) in [("latest", 0u32), ("50 back", 50)] {
         let index = current - back;
-        let runs: Vec<Duration> = (0..1001)
-            .map(|_| {
-                let t = Instant::now();
-                let m = engine.milestone_by_index(index).expect("confirmed");
-                let e = t.elapsed();
-                assert_eq!(m.index, index);
-                e
-            })
-            .collect();
-        println!(
-            "milestone_by_index (entries of 100 transactions) {label}: median {:.2?}",
-            median(runs)
+        let took = median_time(
+            1001,
+            || engine.milestone_by_index(index).expect("confirmed"),
+            |m| assert_eq!(m.index, index),
         );
+        println!("milestone_by_index (entries of 100 transactions) {label}: median {took:.2?}");
     }
 }
 

@@ -112,6 +112,16 @@ impl JournalEntry {
         })
     }
 
+    /// The entry, checked to be milestone `index`'s.
+    fn decode_as(body: &[u8], index: u32) -> Result<Self, String> {
+        let entry = Self::decode(body)?;
+        if entry.index == index {
+            Ok(entry)
+        } else {
+            Err(format!("is milestone {}, expected {index}", entry.index))
+        }
+    }
+
     /// The identity of the milestone of the entry (its first fields), checked to be `index`.
     fn decode_head(body: &[u8], index: u32) -> Result<EntryHead, String> {
         let mut c = Cursor::new(body);
@@ -265,10 +275,7 @@ impl Journal {
         from: u32,
         upto: u32,
     ) -> Result<(Self, Option<BlockId>), HistoryError> {
-        let damaged = |why: String| HistoryError::Damaged {
-            path: path.to_path_buf(),
-            why,
-        };
+        let damaged = |why: String| damaged(path, why);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -295,7 +302,10 @@ impl Journal {
                 "starts at milestone {first_index}, but the ledger needs it from {from}"
             )));
         }
-        let mut frames = FrameReader::new(&file, path, HEADER_LEN);
+        let reading = file
+            .try_clone()
+            .map_err(|e| HistoryError::io("opening", path, e))?;
+        let mut frames = FrameReader::new(reading, path, HEADER_LEN);
         let mut offsets = Vec::new();
         let mut last_block = None;
         let mut next = first_index;
@@ -435,13 +445,13 @@ impl Journal {
     /// An entry out of order, or a failed write.
     pub(crate) fn append(&mut self, e: &JournalEntry) -> Result<(), HistoryError> {
         if e.index != self.next_index {
-            return Err(HistoryError::Damaged {
-                path: self.path.clone(),
-                why: format!(
+            return Err(damaged(
+                &self.path,
+                format!(
                     "milestone {} appended where {} belongs",
                     e.index, self.next_index
                 ),
-            });
+            ));
         }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
@@ -616,14 +626,7 @@ impl Entries<'_> {
 
     /// The entry of milestone `index`, `None` when not among them.
     fn read(&self, index: u32) -> Result<Option<JournalEntry>, HistoryError> {
-        self.decode(index, |body| {
-            let entry = JournalEntry::decode(body)?;
-            if entry.index == index {
-                Ok(entry)
-            } else {
-                Err(format!("is milestone {}, expected {index}", entry.index))
-            }
-        })
+        self.decode(index, |body| JournalEntry::decode_as(body, index))
     }
 
     /// The identity of milestone `index`, `None` when not among them.
@@ -648,35 +651,60 @@ fn read_frame<T>(
     index: u32,
     decode: impl FnOnce(&[u8]) -> Result<T, String>,
 ) -> Result<T, HistoryError> {
-    let damaged = |why: String| HistoryError::Damaged {
-        path: path.to_path_buf(),
-        why,
-    };
     let mut frame = [0u8; FRAME_HEADER_LEN];
     file.read_exact_at(&mut frame, at)
         .map_err(|e| HistoryError::io("reading", path, e))?;
-    let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
-    let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
+    let (crc, len) = frame_header(frame);
     if at + (FRAME_HEADER_LEN + len) as u64 > end {
-        return Err(damaged(format!(
-            "entry of milestone {index} runs past the end"
-        )));
+        return Err(damaged(
+            path,
+            format!("entry of milestone {index} runs past the end"),
+        ));
     }
     let mut body = vec![0u8; len];
     file.read_exact_at(&mut body, at + FRAME_HEADER_LEN as u64)
         .map_err(|e| HistoryError::io("reading", path, e))?;
-    if crc32fast::hash(&body) != crc {
-        return Err(damaged(format!(
-            "entry of milestone {index} fails its checksum (offset {at})"
-        )));
+    checked_body(path, (at, index), crc, &body, decode)
+}
+
+/// The checksum and length a frame header holds.
+fn frame_header(frame: [u8; FRAME_HEADER_LEN]) -> (u32, usize) {
+    let [c0, c1, c2, c3, l0, l1, l2, l3] = frame;
+    (
+        u32::from_le_bytes([c0, c1, c2, c3]),
+        u32::from_le_bytes([l0, l1, l2, l3]) as usize,
+    )
+}
+
+/// `body`, the entry of milestone `index` framed at offset `at`, decoded with `decode` once
+/// it matches the frame's checksum `crc`.
+fn checked_body<T>(
+    path: &Path,
+    (at, index): (u64, u32),
+    crc: u32,
+    body: &[u8],
+    decode: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<T, HistoryError> {
+    if crc32fast::hash(body) != crc {
+        return Err(damaged(
+            path,
+            format!("entry of milestone {index} fails its checksum (offset {at})"),
+        ));
     }
-    decode(&body).map_err(|why| damaged(format!("entry at offset {at}: {why}")))
+    decode(body).map_err(|why| damaged(path, format!("entry at offset {at}: {why}")))
+}
+
+fn damaged(path: &Path, why: String) -> HistoryError {
+    HistoryError::Damaged {
+        path: path.to_path_buf(),
+        why,
+    }
 }
 
 /// The entries of a range of milestones, in order (see [`Journal::replay`]).
 #[derive(Debug)]
 pub(crate) struct ReplayEntries {
-    frames: FrameReader<File>,
+    frames: FrameReader,
     next: u32,
     next_index: u32,
 }
@@ -696,8 +724,8 @@ impl Iterator for ReplayEntries {
 
 /// Frames read one after the other from an offset of the journal, through a buffer.
 #[derive(Debug)]
-struct FrameReader<F: std::borrow::Borrow<File>> {
-    reader: std::io::BufReader<FileRead<F>>,
+struct FrameReader {
+    reader: std::io::BufReader<FileRead>,
     path: PathBuf,
     /// Where the next frame starts.
     at: u64,
@@ -706,14 +734,14 @@ struct FrameReader<F: std::borrow::Borrow<File>> {
 /// Reads of a journal file from an offset on, by `pread` (the file's own position is not
 /// used: appends write at their offset too).
 #[derive(Debug)]
-struct FileRead<F> {
-    file: F,
+struct FileRead {
+    file: File,
     at: u64,
 }
 
-impl<F: std::borrow::Borrow<File>> std::io::Read for FileRead<F> {
+impl std::io::Read for FileRead {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.file.borrow().read_at(buf, self.at)?;
+        let n = self.file.read_at(buf, self.at)?;
         self.at += n as u64;
         Ok(n)
     }
@@ -722,8 +750,8 @@ impl<F: std::borrow::Borrow<File>> std::io::Read for FileRead<F> {
 /// Bytes read ahead when entries are read one after the other.
 const READ_AHEAD: usize = 1 << 20;
 
-impl<F: std::borrow::Borrow<File>> FrameReader<F> {
-    fn new(file: F, path: &Path, at: u64) -> Self {
+impl FrameReader {
+    fn new(file: File, path: &Path, at: u64) -> Self {
         Self {
             reader: std::io::BufReader::with_capacity(READ_AHEAD, FileRead { file, at }),
             path: path.to_path_buf(),
@@ -735,23 +763,18 @@ impl<F: std::borrow::Borrow<File>> FrameReader<F> {
     fn next_entry(&mut self, index: u32) -> Result<JournalEntry, HistoryError> {
         use std::io::Read;
         let at = self.at;
-        let damaged = |why: String| HistoryError::Damaged {
-            path: self.path.clone(),
-            why,
-        };
-        let eof = |e: &std::io::Error| e.kind() == std::io::ErrorKind::UnexpectedEof;
         let mut frame = [0u8; FRAME_HEADER_LEN];
         match self.reader.read_exact(&mut frame) {
             Ok(()) => {}
-            Err(e) if eof(&e) => {
-                return Err(damaged(format!(
-                    "ends before milestone {index} (offset {at})"
-                )))
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(damaged(
+                    &self.path,
+                    format!("ends before milestone {index} (offset {at})"),
+                ))
             }
             Err(e) => return Err(HistoryError::io("reading", &self.path, e)),
         }
-        let crc = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
-        let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
+        let (crc, len) = frame_header(frame);
         // A damaged length asks for no more than the file holds.
         let mut body = Vec::new();
         let got = (&mut self.reader)
@@ -759,23 +782,14 @@ impl<F: std::borrow::Borrow<File>> FrameReader<F> {
             .read_to_end(&mut body)
             .map_err(|e| HistoryError::io("reading", &self.path, e))?;
         if got < len {
-            return Err(damaged(format!(
-                "entry of milestone {index} cut short (offset {at})"
-            )));
+            return Err(damaged(
+                &self.path,
+                format!("entry of milestone {index} cut short (offset {at})"),
+            ));
         }
-        if crc32fast::hash(&body) != crc {
-            return Err(damaged(format!(
-                "entry of milestone {index} fails its checksum (offset {at})"
-            )));
-        }
-        let entry = JournalEntry::decode(&body)
-            .map_err(|why| damaged(format!("entry at offset {at}: {why}")))?;
-        if entry.index != index {
-            return Err(damaged(format!(
-                "entry at offset {at} is milestone {}, expected {index}",
-                entry.index
-            )));
-        }
+        let entry = checked_body(&self.path, (at, index), crc, &body, |body| {
+            JournalEntry::decode_as(body, index)
+        })?;
         self.at += (FRAME_HEADER_LEN + len) as u64;
         Ok(entry)
     }

@@ -71,6 +71,28 @@ pub(super) struct SealedKeys {
 }
 
 impl SealedKeys {
+    /// An empty filter with room for twice `keys`, its file in `dir` (tests can make it fail
+    /// as when the disk is full).
+    fn new_covering(&self, dir: &Path, keys: usize) -> Result<Covering, LogError> {
+        #[cfg(test)]
+        {
+            let take = |n: usize| n.checked_sub(1);
+            if self
+                .fail_next
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, take)
+                .is_ok()
+            {
+                let injected = std::io::Error::other("failure injected by a test");
+                return Err(LogError::io(
+                    "create the key filter's file in",
+                    dir,
+                    injected,
+                ));
+            }
+        }
+        Covering::with_room_for(dir, keys)
+    }
+
     /// False when no sealed segment holds a record whose key is `key` (sure); true when one
     /// may, or when the filter is not built yet.
     pub(super) fn may_hold(&self, key: u64) -> bool {
@@ -151,21 +173,7 @@ impl Inner {
             .sealed_indexes(&segs, first, upto)
             .map(|i| i.count() as usize)
             .sum();
-        #[cfg(test)]
-        let made = match self.sealed_keys.fail_next.fetch_update(
-            Ordering::AcqRel,
-            Ordering::Acquire,
-            |n| n.checked_sub(1),
-        ) {
-            Ok(_) => Err(LogError::io(
-                "create the key filter's file in",
-                &self.dir,
-                std::io::Error::other("failure injected by a test"),
-            )),
-            Err(_) => Covering::with_room_for(&self.dir, keys),
-        };
-        #[cfg(not(test))]
-        let made = Covering::with_room_for(&self.dir, keys);
+        let made = self.sealed_keys.new_covering(&self.dir, keys);
         let covering = match made {
             Ok(covering) => covering,
             Err(e) => {

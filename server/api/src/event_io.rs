@@ -16,7 +16,7 @@
 
 use std::{future::Future, io, num::NonZeroUsize, thread};
 
-use tokio::runtime::{Builder, Handle, Runtime};
+use tokio::runtime::{Builder, Runtime};
 
 /// How much lower the connection threads run than the node (added to its nice value, at most
 /// 19). At 10 a connection thread weighs about a tenth of a node thread when both want a core.
@@ -59,11 +59,6 @@ impl EventIo {
         if let Some(runtime) = &self.runtime {
             runtime.spawn(task);
         }
-    }
-
-    /// The runtime's handle (for tests).
-    pub fn handle(&self) -> Option<&Handle> {
-        self.runtime.as_ref().map(Runtime::handle)
     }
 }
 
