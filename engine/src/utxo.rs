@@ -1,10 +1,13 @@
 //! The UTXO ledger as columns keyed by a dense row id.
 //!
-//! Every output ever booked gets a row; its columns hold the output id,
+//! Every output booked gets a row; its columns hold the output id,
 //! amount, owning address (through the address dictionary), booking and
 //! spending milestone, the spending transaction and where the output's
 //! bytes are (inside a block record of the log, or in the genesis blob), so
-//! reads of the output itself are zero-copy views of the log.
+//! reads of the output itself are zero-copy views of the log. A spent row stays until the
+//! engine has stored it on disk ([`Ledger::spent_rows_through`], then
+//! [`Ledger::drop_spent_through`]); its slot is then reused by the next output booked, so the
+//! columns follow the unspent set, not the history of transactions.
 //!
 //! A milestone is applied with [`Ledger::apply`]: every check runs before
 //! anything is changed, so the ledger moves by exactly one index or not at
@@ -139,6 +142,9 @@ pub enum LedgerError {
 }
 
 const NO_OWNER: u32 = u32::MAX;
+/// `spent_index` (and `booked_index`) of a slot whose row was dropped, free for the next
+/// output booked.
+const VACANT: u32 = u32::MAX;
 
 /// The columnar UTXO ledger.
 #[derive(Debug, Default, Clone)]
@@ -158,6 +164,10 @@ pub struct Ledger {
     addresses: AddressDict,
     ledger_index: u32,
     unspent: usize,
+    // Slots of dropped rows, reused by the next outputs booked.
+    free: Vec<u32>,
+    // Rows spent and not dropped yet, in the order they were spent.
+    spent_rows: Vec<u32>,
 }
 
 fn hex_id(id: &[u8]) -> String {
@@ -178,9 +188,15 @@ impl Ledger {
         self.ledger_index
     }
 
-    /// Number of rows (every output ever booked).
+    /// Number of row slots (unspent rows, spent rows not dropped yet, and free slots, for
+    /// which [`Ledger::row`] answers `None`).
     pub fn rows(&self) -> usize {
         self.output_id.len()
+    }
+
+    /// Spent rows still held (not dropped yet).
+    pub fn spent_in_memory(&self) -> usize {
+        self.spent_rows.len()
     }
 
     /// Number of unspent outputs.
@@ -194,15 +210,31 @@ impl Ledger {
     }
 
     fn push(&mut self, o: &NewOutput, index: u32, timestamp: u32) -> u32 {
+        let owner = o
+            .owner
+            .as_ref()
+            .map_or(NO_OWNER, |a| self.addresses.intern(a));
+        self.unspent += 1;
+        if let Some(row) = self.free.pop() {
+            let r = row as usize;
+            self.rows.insert(o.output_id, row);
+            self.output_id[r] = o.output_id;
+            self.block_id[r] = o.block_id;
+            self.amount[r] = o.amount;
+            self.owner[r] = owner;
+            self.booked_index[r] = index;
+            self.booked_ts[r] = timestamp;
+            self.spent_index[r] = 0;
+            self.spent_ts[r] = 0;
+            self.spent_tx[r] = [0; 32];
+            self.loc[r] = o.loc;
+            return row;
+        }
         let row = u32::try_from(self.output_id.len()).unwrap_or(u32::MAX);
         self.rows.insert(o.output_id, row);
         self.output_id.push(o.output_id);
         self.block_id.push(o.block_id);
         self.amount.push(o.amount);
-        let owner = o
-            .owner
-            .as_ref()
-            .map_or(NO_OWNER, |a| self.addresses.intern(a));
         self.owner.push(owner);
         self.booked_index.push(index);
         self.booked_ts.push(timestamp);
@@ -210,7 +242,6 @@ impl Ledger {
         self.spent_ts.push(0);
         self.spent_tx.push([0; 32]);
         self.loc.push(o.loc);
-        self.unspent += 1;
         row
     }
 
@@ -302,6 +333,7 @@ impl Ledger {
             self.spent_ts[r] = timestamp;
             self.spent_tx[r] = *tx;
             self.unspent -= 1;
+            self.spent_rows.push(row);
         }
         self.ledger_index = index;
         Ok(())
@@ -317,10 +349,13 @@ impl Ledger {
         self.row(self.row_of(id)?)
     }
 
-    /// Everything about row `row`.
+    /// Everything about row `row` (`None` for a free slot).
     pub fn row(&self, row: u32) -> Option<OutputRow> {
         let r = row as usize;
         let output_id = *self.output_id.get(r)?;
+        if self.spent_index[r] == VACANT {
+            return None;
+        }
         let owner = match self.owner[r] {
             NO_OWNER => None,
             id => self.addresses.address(id).copied(),
@@ -349,14 +384,48 @@ impl Ledger {
             .is_some_and(|r| self.spent_index[*r as usize] == 0)
     }
 
+    /// The spent rows held whose spending milestone is at or below `index`, in the order
+    /// they were spent (to be stored before [`Ledger::drop_spent_through`]).
+    pub fn spent_rows_through(&self, index: u32) -> Vec<OutputRow> {
+        self.spent_rows
+            .iter()
+            .filter(|r| self.spent_index[**r as usize] <= index)
+            .filter_map(|r| self.row(*r))
+            .collect()
+    }
+
+    /// Drops the spent rows whose spending milestone is at or below `index` (they are stored
+    /// elsewhere now); their slots take the next outputs booked. Returns how many went.
+    pub fn drop_spent_through(&mut self, index: u32) -> usize {
+        let mut kept = Vec::with_capacity(self.spent_rows.len());
+        let mut gone = 0;
+        for row in std::mem::take(&mut self.spent_rows) {
+            let r = row as usize;
+            if self.spent_index[r] > index {
+                kept.push(row);
+                continue;
+            }
+            self.rows.remove(&self.output_id[r]);
+            self.spent_index[r] = VACANT;
+            self.booked_index[r] = VACANT;
+            self.free.push(row);
+            gone += 1;
+        }
+        self.spent_rows = kept;
+        gone
+    }
+
     /// Forgets the outputs spent at or below milestone `index` (pruning: Hornet deletes the
     /// outputs consumed by a pruned milestone with their spent records, and keeps every
-    /// unspent one). Rows are renumbered. Returns how many rows went.
+    /// unspent one). Rows are renumbered and free slots go. Returns how many spent rows went.
     pub fn forget_spent_through(&mut self, index: u32) -> usize {
         let keep = |r: usize| self.spent_index[r] == 0 || self.spent_index[r] > index;
-        let kept: Vec<usize> = (0..self.output_id.len()).filter(|&r| keep(r)).collect();
-        let gone = self.output_id.len() - kept.len();
-        if gone == 0 {
+        let vacant = self.free.len();
+        let kept: Vec<usize> = (0..self.output_id.len())
+            .filter(|&r| self.spent_index[r] != VACANT && keep(r))
+            .collect();
+        let gone = self.output_id.len() - kept.len() - vacant;
+        if gone + vacant == 0 {
             return 0;
         }
         fn pick<T: Copy>(col: &[T], kept: &[usize]) -> Vec<T> {
@@ -378,11 +447,18 @@ impl Ledger {
             .enumerate()
             .filter_map(|(r, id)| Some((*id, u32::try_from(r).ok()?)))
             .collect();
+        self.free.clear();
+        self.spent_rows = (0u32..)
+            .zip(&self.spent_index)
+            .filter(|(_, s)| **s != 0)
+            .map(|(r, _)| r)
+            .collect();
         gone
     }
 
-    /// The rows booked at or below milestone `index`: once pruning to `index` forgot the rows
-    /// spent at or below it, these are the ledger at `index` (the outputs unspent then).
+    /// The rows held that were booked at or below milestone `index`: once pruning to `index`
+    /// forgot the rows spent at or below it, these and the stored spent rows booked then are
+    /// the ledger at `index` (the outputs unspent then).
     pub fn rows_booked_through(&self, index: u32) -> impl Iterator<Item = u32> + '_ {
         (0u32..)
             .zip(&self.booked_index)
@@ -515,5 +591,45 @@ mod tests {
         assert_eq!(l.forget_spent_through(2), 1);
         assert_eq!(l.get(&a.output_id), None);
         assert_eq!(l.get(&out(1, 1, 0, 0).output_id).map(|r| r.amount), Some(7));
+    }
+
+    #[test]
+    fn dropped_spent_rows_free_their_slots_for_later_outputs() {
+        let mut l = Ledger::new(0);
+        l.book_genesis(&[out(1, 0, 100, 1), out(1, 1, 7, 3)], 0)
+            .unwrap();
+        let genesis = out(1, 0, 0, 0).output_id;
+        let a = out(2, 0, 100, 2);
+        l.apply(1, 10, std::slice::from_ref(&a), &[(genesis, [2; 32])])
+            .unwrap();
+        l.apply(2, 11, &[], &[(a.output_id, [3; 32])]).unwrap();
+        assert_eq!(l.spent_in_memory(), 2);
+        let through_1: Vec<_> = l.spent_rows_through(1);
+        assert_eq!(through_1.len(), 1);
+        assert_eq!(through_1[0].output_id, genesis);
+        assert_eq!(through_1[0].spent.map(|s| s.index), Some(1));
+        assert_eq!(l.drop_spent_through(1), 1);
+        assert_eq!(l.get(&genesis), None);
+        assert_eq!(l.spent_in_memory(), 1);
+        assert_eq!(l.rows_booked_through(5).count(), 2);
+        // The next output takes the free slot.
+        let b = out(3, 0, 9, 4);
+        l.apply(3, 12, std::slice::from_ref(&b), &[]).unwrap();
+        assert_eq!(l.rows(), 3);
+        assert_eq!(
+            l.get(&b.output_id).map(|r| (r.amount, r.booked_index)),
+            Some((9, 3))
+        );
+        assert_eq!(l.unspent_of(&b.owner.unwrap()).len(), 1);
+        // A spent output that is no longer held cannot be spent again.
+        assert!(matches!(
+            l.apply(4, 13, &[], &[(genesis, [4; 32])]),
+            Err(LedgerError::NotUnspent(_))
+        ));
+        assert_eq!(l.drop_spent_through(9), 1);
+        assert_eq!(l.forget_spent_through(9), 0);
+        assert_eq!((l.rows(), l.unspent_count()), (2, 2));
+        assert_eq!(l.get(&out(1, 1, 0, 0).output_id).map(|r| r.amount), Some(7));
+        assert_eq!(l.get(&b.output_id).map(|r| r.amount), Some(9));
     }
 }

@@ -191,6 +191,9 @@ pub struct Store<'a> {
     pub tangle: &'a Tangle,
     /// The ledger before the milestone.
     pub ledger: &'a Ledger,
+    /// Whether an output the ledger no longer holds was spent (its row stored on disk):
+    /// such an input is "already spent", not "not found".
+    pub spent: Option<&'a (dyn Fn(&OutputId) -> bool + Sync)>,
     /// The block log.
     pub log: &'a Log,
     /// Serialized genesis outputs.
@@ -213,6 +216,7 @@ pub fn compute(
     let Store {
         tangle,
         ledger,
+        spent,
         log,
         genesis_blob,
     } = store;
@@ -342,6 +346,10 @@ pub fn compute(
                 continue;
             }
             match ledger.get(&key) {
+                None if spent.is_some_and(|was_spent| was_spent(&key)) => {
+                    conflict = Some(ConflictReason::InputAlreadySpent);
+                    break;
+                }
                 None => {
                     conflict = Some(ConflictReason::InputNotFound);
                     break;

@@ -3,6 +3,7 @@
 //! - `blockmeta`: the metadata of referenced blocks, one slot per log position, mapped;
 //! - `journal`: per confirmed milestone, what it changed in the ledger (append-only);
 //! - `base`: the ledger at the pruning index, once pruning retired log segments;
+//! - `spent`: the ledger's spent rows, by output id (an embedded B-tree store);
 //! - `checkpoint`: the confirmed index a restart starts from, where the log tail begins and
 //!   which blocks were still unreferenced then;
 //! - `inflight`: which appended blocks have not reached the tangle yet, so a checkpoint
@@ -19,6 +20,7 @@ mod blockmeta;
 mod checkpoint;
 mod inflight;
 mod journal;
+mod spent;
 
 pub(crate) use base::BaseContent;
 pub use base::BaseError;
@@ -26,6 +28,9 @@ pub use blockmeta::BlockMetaFiles;
 pub(crate) use checkpoint::Checkpoint;
 pub(crate) use inflight::InFlight;
 pub(crate) use journal::{Journal, JournalEntry, ReplayEntries};
+pub(crate) use spent::SpentStore;
+/// The spent store's file name in the history directory.
+pub(crate) use spent::FILE as SPENT_FILE;
 
 /// The directory of the history files inside a data directory.
 pub(crate) const DIR: &str = "history";

@@ -66,6 +66,14 @@ impl Engine {
         }
         crate::history::crash_point("checkpoint-before-write");
         checkpoint.write(&self.history_dir.join(CHECKPOINT))?;
+        // The rows spent up to the checkpoint leave memory (a restart before the next
+        // checkpoint finds them stored, or spends them again from the journal).
+        if let Err(e) = self.store_spent(checkpoint.ledger_index, 1) {
+            tracing::error!(
+                ledger_index = checkpoint.ledger_index,
+                "spent outputs stay in memory: {e}"
+            );
+        }
         Ok(())
     }
 }

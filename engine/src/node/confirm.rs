@@ -15,6 +15,7 @@ impl Engine {
             whiteflag::Store {
                 tangle: &st.tangle,
                 ledger: &st.ledger,
+                spent: Some(&|id| self.stored_as_spent(id)),
                 log: &self.log,
                 genesis_blob: &st.base_blob,
             },
@@ -195,6 +196,11 @@ impl Engine {
             });
         }
         if replay == Replay::Yes {
+            // A replay writes no checkpoint until it ends: its spent rows go to the store in
+            // batches (a crash before the end replays again, and the store is emptied first).
+            if let Err(e) = self.store_spent(m.index, spent::OPEN_BATCH) {
+                tracing::error!(index = m.index, "spent outputs stay in memory: {e}");
+            }
             tracing::debug!(
                 index = m.index,
                 referenced = conf.referenced.len(),

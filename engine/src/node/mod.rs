@@ -58,6 +58,7 @@ mod signatures;
 mod snapshot;
 mod snapshot_auto;
 mod snapshot_hash;
+mod spent;
 mod submit;
 
 use crate::whiteflag::{self, Confirmation};
@@ -268,6 +269,8 @@ pub struct Engine {
     opened: OnceLock<Opened>,
     // Writes checkpoints off the confirmation path.
     checkpointer: checkpoint::Checkpointer,
+    // The ledger's spent rows, once a checkpoint named their milestone (`spent.rs`).
+    spent: spent::SpentRows,
     // The pruning index, its lock and configuration.
     pruning: prune::Pruning,
     // Automatic snapshots: configuration and the last snapshot index.
@@ -517,7 +520,7 @@ impl Engine {
     /// An output with its metadata at the current ledger index.
     pub fn output(&self, id: &[u8; 34]) -> Option<OutputRead> {
         let st = self.read();
-        let row = st.ledger.get(id)?;
+        let row = self.output_row(&st, id)?;
         if row.spent.is_some_and(|s| s.index <= self.pruning_index()) {
             return None;
         }
@@ -537,7 +540,7 @@ impl Engine {
         }
         .to_array();
         let st = self.read();
-        let row = st.ledger.get(&oid)?;
+        let row = self.output_row(&st, &oid)?;
         let pruning_index = self.pruning_index();
         if row.spent.is_some_and(|s| s.index <= pruning_index) {
             return None;
@@ -680,6 +683,13 @@ impl Engine {
     /// below-max-depth window.
     pub fn blocks_in_memory(&self) -> usize {
         self.read().tangle.len()
+    }
+
+    /// Ledger rows in memory: unspent outputs, and spent ones whose rows are not stored on
+    /// disk yet (they move at each checkpoint).
+    pub fn outputs_in_memory(&self) -> (usize, usize) {
+        let st = self.read();
+        (st.ledger.unspent_count(), st.ledger.spent_in_memory())
     }
 
     /// Blocks referenced by milestones confirmed since the store was opened (replayed

@@ -38,6 +38,7 @@ impl Engine {
             config.genesis.milestone_index,
             start.milestone_index,
         )?;
+        let spent = spent::SpentRows::open(&history_dir)?;
         let coordinator = match (config.coordinator, &config.coordinator_key_file) {
             (false, _) => None,
             (true, Some(file)) => Some(read_key(file)?),
@@ -161,6 +162,7 @@ impl Engine {
             inflight: InFlight::default(),
             opened: OnceLock::new(),
             checkpointer: Checkpointer::default(),
+            spent,
             // A ledger started from a snapshot at T holds nothing at or below T (Hornet sets
             // its pruning index to T on import); one started from its base, nothing at or
             // below the base.
@@ -247,6 +249,8 @@ impl Engine {
             records = self.log.len(),
             "no usable checkpoint: replaying the block log"
         );
+        // Every spent row is stored again as the milestones are confirmed again.
+        self.spent.store.clear()?;
         let mut st = self.write();
         st.tangle.begin_bulk_load();
         let reader = self.log.reader();
@@ -269,12 +273,27 @@ impl Engine {
         start_index: u32,
     ) -> Result<Opened, EngineError> {
         let inconsistent = |e: String| EngineError::Inconsistent(e);
+        // The store holds nothing spent after the checkpoint (a crash may have left rows of
+        // milestones confirmed after it, which are confirmed again now).
+        self.spent.store.remove_spent(
+            checkpoint.ledger_index.saturating_add(1)..=u32::MAX,
+            Some(checkpoint.ledger_index),
+        )?;
+        let stored_through = self.spent.store.through()?;
         let mut st = self.write();
         for e in entries {
             let e = e?;
             st.ledger
                 .apply(e.index, e.timestamp, &e.created, &e.consumed)
                 .map_err(|err| inconsistent(err.to_string()))?;
+            // What the store holds leaves memory at once; the rest in batches.
+            if e.index <= stored_through {
+                st.ledger.drop_spent_through(e.index);
+            } else if st.ledger.spent_in_memory() >= spent::OPEN_BATCH {
+                drop(st);
+                self.store_spent(e.index, spent::OPEN_BATCH)?;
+                st = self.write();
+            }
             st.richlist
                 .apply_milestone(e.index, e.balance_changes.iter().copied())
                 .map_err(|err| inconsistent(err.to_string()))?;
@@ -295,6 +314,8 @@ impl Engine {
         self.pruning.index.store(pruned, Ordering::Release);
         if checkpoint.pruning_index > start_index {
             Self::forget_through(&mut st, pruned);
+            // A crash between a pruning step and its checkpoint may have left them.
+            self.spent.store.remove_spent(0..=pruned, None)?;
         }
         st.referenced = checkpoint.referenced;
         st.tangle.resume_at(checkpoint.ledger_index);

@@ -330,7 +330,12 @@ impl Engine {
                 self.pruning.index.store(step, Ordering::Release);
                 Self::forget_through(&mut st, step)
             };
-            (milestones, blocks, outputs) = (milestones + m, blocks + b, outputs + o);
+            let stored = self
+                .spent
+                .store
+                .remove_spent(0..=step, None)
+                .map_err(|e| PruneError::Failed(e.to_string()))?;
+            (milestones, blocks, outputs) = (milestones + m, blocks + b, outputs + o + stored);
             crate::history::crash_point("prune-before-checkpoint");
             self.checkpoint()
                 .map_err(|e| PruneError::Failed(e.to_string()))?;

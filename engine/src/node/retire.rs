@@ -124,16 +124,28 @@ impl Engine {
     /// swapped in for the outputs it holds, the journal rewritten to start after it. Returns
     /// the base's output count.
     fn rebase(&self, index: u32, milestone: &MilestoneInfo) -> Result<usize, PruneError> {
+        // No spent row moves to the store meanwhile (it would keep bytes that moved).
+        let _moving = self.spent.moving.lock();
         let (content, ids) = {
             let st = self.read();
             let cmi = st.ledger.ledger_index();
             let mut outputs = Vec::new();
-            let mut ids = Vec::new();
             let reader = self.log.reader();
-            for r in st.ledger.rows_booked_through(index) {
-                let Some(row) = st.ledger.row(r) else {
-                    continue;
-                };
+            // The outputs unspent at `index`: those the ledger holds, and those spent after
+            // it whose rows are stored.
+            let stored: Vec<OutputRow> = self
+                .spent
+                .store
+                .spent_after(index)
+                .map_err(failed)?
+                .into_iter()
+                .filter(|row| row.booked_index <= index)
+                .collect();
+            let held = st
+                .ledger
+                .rows_booked_through(index)
+                .filter_map(|r| st.ledger.row(r));
+            for row in held.chain(stored.iter().cloned()) {
                 let bytes =
                     whiteflag::output_bytes(&reader, &st.base_blob, row.loc).ok_or_else(|| {
                         failed(format!(
@@ -148,8 +160,11 @@ impl Engine {
                     booked_timestamp: row.booked_timestamp,
                     output: bytes.to_vec(),
                 });
-                ids.push(row.output_id);
             }
+            // In output id order, as the file holds them: the offsets computed below are the
+            // ones the next open reads from the file, for stored rows as for held ones.
+            outputs.sort_unstable_by_key(|o| o.output_id);
+            let ids: Vec<_> = outputs.iter().map(|o| o.output_id).collect();
             // A child referenced after `index` of a block referenced at or below it is
             // referenced within below-max-depth of it: the milestones up to `index` + 20 hold
             // every such child (the snapshot files' rule walks to the confirmed milestone).
@@ -200,7 +215,16 @@ impl Engine {
         };
         let mut st = self.write();
         // Rows booked at or below `index` changed at most their spent columns meanwhile
-        // (the pruning lock keeps other prunes out).
+        // (the pruning lock keeps other prunes out). Stored rows move under the state lock
+        // too: readers never see the new blob with the old offsets.
+        // The store first: if it fails, nothing has changed.
+        let moves: Vec<_> = ids
+            .iter()
+            .zip(&locs)
+            .filter(|(id, _)| st.ledger.row_of(id).is_none())
+            .map(|(id, loc)| (*id, *loc))
+            .collect();
+        self.spent.store.relocate(&moves).map_err(failed)?;
         for (id, loc) in ids.iter().zip(locs) {
             if let Some(row) = st.ledger.row_of(id) {
                 st.ledger.relocate(row, loc);

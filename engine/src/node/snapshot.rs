@@ -321,9 +321,8 @@ impl Engine {
         created.sort_unstable_by_key(|o| o.output_id);
         let mut consumed = Vec::with_capacity(entry.consumed.len());
         for (id, tx) in &entry.consumed {
-            let row = st
-                .ledger
-                .get(id)
+            let row = self
+                .output_row(st, id)
                 .ok_or_else(|| failed(format!("consumed output {} not kept", hex32(id))))?;
             consumed.push(SnapshotSpent {
                 output: self.snapshot_output(st, &row)?,

@@ -114,6 +114,15 @@ fn build(engine: &Engine) -> History {
     h
 }
 
+/// A node in `dir` that built the history and stopped cleanly, and its answers then.
+fn stopped_history(dir: &Path) -> (History, Answers) {
+    let engine = open(dir);
+    let h = build(&engine);
+    let before = answers(&engine, &h);
+    engine.shutdown().unwrap();
+    (h, before)
+}
+
 fn history_file(dir: &Path, name: &str) -> PathBuf {
     dir.join("history").join(name)
 }
@@ -137,6 +146,9 @@ fn a_restart_resumes_from_the_checkpoint_with_identical_answers() {
         engine.blocks_in_memory(),
         h.blocks.len()
     );
+    // Each milestone spent one output; the checkpoint after it moved the row to the store:
+    // the ledger holds the unspent outputs only.
+    assert_eq!(engine.outputs_in_memory().1, 0);
     // Blocks after the last checkpoint, never referenced: the log tail.
     let late = blocks::tagged_block(engine.select_parents(), b"late");
     let late = engine.submit_v2(&late).unwrap().block_id;
@@ -157,6 +169,7 @@ fn a_restart_resumes_from_the_checkpoint_with_identical_answers() {
         engine.opened()
     );
     assert_eq!(answers(&engine, &h), before);
+    assert_eq!(engine.outputs_in_memory().1, 0);
     assert_eq!(engine.block_status(&late).unwrap(), late_status);
     // It goes on confirming, the late block included.
     let m = engine.issue_milestone().unwrap();
@@ -194,11 +207,7 @@ fn without_a_clean_stop_the_tail_is_loaded_again() {
 #[test]
 fn damaged_history_files_are_named_and_the_state_is_rebuilt_from_the_log() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open(dir.path());
-    let h = build(&engine);
-    let before = answers(&engine, &h);
-    engine.shutdown().unwrap();
-    drop(engine);
+    let (h, before) = stopped_history(dir.path());
 
     let journal = history_file(dir.path(), "milestones.journal");
     let meta = history_file(dir.path(), "blockmeta/00000000.meta");
@@ -271,11 +280,7 @@ fn a_damaged_metadata_slot_is_never_served() {
 #[test]
 fn a_data_directory_of_the_previous_format_is_upgraded_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open(dir.path());
-    let h = build(&engine);
-    let before = answers(&engine, &h);
-    engine.shutdown().unwrap();
-    drop(engine);
+    let (h, before) = stopped_history(dir.path());
     // The previous release kept only the log's segments (and the key and watermark files):
     // no history directory, no index files beside the segments.
     std::fs::remove_dir_all(dir.path().join("history")).unwrap();
@@ -300,4 +305,73 @@ fn a_data_directory_of_the_previous_format_is_upgraded_in_place() {
         engine.opened()
     );
     assert_eq!(answers(&engine, &h), before, "resumed after the upgrade");
+}
+
+/// The offsets in `file` where the stored row of an output created by block `block` with
+/// `amount` starts (its value begins with the block id and the amount; engine/FORMAT.md).
+fn stored_rows(file: &Path, block: &[u8; 32], amount: u64) -> Vec<usize> {
+    let bytes = std::fs::read(file).unwrap();
+    let mut needle = block.to_vec();
+    needle.extend_from_slice(&amount.to_le_bytes());
+    bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle.as_slice())
+        .map(|(at, _)| at)
+        .collect()
+}
+
+#[test]
+fn a_damaged_spent_row_is_named_and_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let h = build(&engine);
+    let before = answers(&engine, &h);
+    // Output 1 of the first transaction: spent by the second milestone, its row stored.
+    let target = h.outputs[2];
+    let row = engine.output(&target).unwrap().row;
+    assert_eq!(row.spent.map(|s| s.index), Some(2));
+    engine.shutdown().unwrap();
+    drop(engine);
+    let store = history_file(dir.path(), "spent.redb");
+    let at = stored_rows(&store, &row.block_id, row.amount);
+    assert!(!at.is_empty(), "the row is in {}", store.display());
+    for a in at {
+        flip(&store, u64::try_from(a + 45).unwrap());
+    }
+    let engine = open(dir.path());
+    assert!(matches!(engine.opened(), Some(Opened::Checkpoint { .. })));
+    assert!(
+        engine.output(&target).is_none(),
+        "a damaged row is not served"
+    );
+    // Everything else as before.
+    let mut now = answers(&engine, &h);
+    assert_eq!(now.outputs[2], None);
+    now.outputs[2].clone_from(&before.outputs[2]);
+    assert_eq!(now, before);
+}
+
+#[test]
+fn a_missing_or_damaged_spent_store_is_rebuilt_from_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    let store = history_file(dir.path(), "spent.redb");
+    // A data directory of the previous release has no store: the resume stores every spent
+    // row from the journal, and so it does for a file that is not a store.
+    for damage in ["removed", "overwritten"] {
+        match damage {
+            "removed" => std::fs::remove_file(&store).unwrap(),
+            _ => std::fs::write(&store, vec![0x5A; 4096]).unwrap(),
+        }
+        let engine = open(dir.path());
+        assert!(
+            matches!(engine.opened(), Some(Opened::Checkpoint { .. })),
+            "{damage}: {:?}",
+            engine.opened()
+        );
+        assert_eq!(engine.outputs_in_memory().1, 0, "{damage}");
+        assert_eq!(answers(&engine, &h), before, "{damage}");
+        engine.shutdown().unwrap();
+    }
 }

@@ -82,6 +82,7 @@ fn confirm(blocks: &[(Id, Vec<Id>)], milestone_parents: &[Id]) -> Confirmation {
     }
     whiteflag::compute(
         whiteflag::Store {
+            spent: None,
             tangle: &tangle,
             ledger: &Ledger::new(0),
             log: &log,

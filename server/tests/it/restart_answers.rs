@@ -1340,6 +1340,9 @@ const CRASH_POINTS: &[&str] = &[
     "checkpoint-before-write@12",
     "checkpoint-before-rename@12",
     "journal-half-written@11",
+    // Spent outputs moving from the ledger to `history/spent.redb` at a checkpoint.
+    "spent-before-commit@6",
+    "spent-after-commit@6",
 ];
 
 #[test]
