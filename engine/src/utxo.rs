@@ -194,6 +194,26 @@ impl Ledger {
         self.output_id.len()
     }
 
+    /// The unspent outputs with their booking milestone and timestamp, in row order.
+    pub fn unspent_rows(&self) -> impl Iterator<Item = (NewOutput, u32, u32)> + '_ {
+        (0..self.output_id.len())
+            .filter(|&r| self.spent_index[r] == 0)
+            .map(|r| {
+                let owner = match self.owner[r] {
+                    NO_OWNER => None,
+                    id => self.addresses.address(id).copied(),
+                };
+                let output = NewOutput {
+                    output_id: self.output_id[r],
+                    block_id: self.block_id[r],
+                    amount: self.amount[r],
+                    owner,
+                    loc: self.loc[r],
+                };
+                (output, self.booked_index[r], self.booked_ts[r])
+            })
+    }
+
     /// Spent rows still held (not dropped yet).
     pub fn spent_in_memory(&self) -> usize {
         self.spent_rows.len()

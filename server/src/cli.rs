@@ -382,6 +382,17 @@ pub struct RunArgs {
     #[arg(long, env = "LEDGER_NODE_LOG_SEGMENT_SIZE", value_name = "SIZE")]
     pub log_segment_size: Option<String>,
 
+    /// Milestone journal written between two ledger checkpoints, in binary units. A ledger
+    /// checkpoint holds the unspent outputs (≈ 132 bytes each) so that a restart applies only
+    /// the journal after it; one is also never written before the journal grew by the last
+    /// one's size. 0 = at every checkpoint once the journal grew [default: 8MB].
+    #[arg(
+        long,
+        env = "LEDGER_NODE_LEDGER_CHECKPOINT_JOURNAL_SIZE",
+        value_name = "SIZE"
+    )]
+    pub ledger_checkpoint_journal_size: Option<String>,
+
     /// Directory of the automatic snapshot files (full_snapshot.bin, delta_snapshot.bin) and
     /// of those POST /control/snapshots/create writes [default: DATA_DIR/snapshots].
     #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DIR", value_name = "DIR")]
@@ -572,6 +583,9 @@ impl RunArgs {
                 .or(lower.snapshot_delta_threshold_percentage),
             snapshot_dir: self.snapshot_dir.or(lower.snapshot_dir),
             log_segment_size: self.log_segment_size.or(lower.log_segment_size),
+            ledger_checkpoint_journal_size: self
+                .ledger_checkpoint_journal_size
+                .or(lower.ledger_checkpoint_journal_size),
         }
     }
 }

@@ -110,6 +110,8 @@ pub struct NodeConfig {
     pub snapshots: ledger_engine::SnapshotConfig,
     /// Size of new block log segment files.
     pub log_segment_size: u32,
+    /// Milestone journal bytes between two ledger checkpoints.
+    pub ledger_checkpoint_journal_size: u64,
 }
 
 /// The size of new log segment files given as `--log-segment-size`, checked.
@@ -126,6 +128,17 @@ fn log_segment_size(args: &RunArgs) -> Result<u32, ConfigError> {
         return Err(invalid());
     }
     u32::try_from(bytes).map_err(|_| invalid())
+}
+
+/// `--ledger-checkpoint-journal-size`, checked.
+fn ledger_checkpoint_journal_size(args: &RunArgs) -> Result<u64, ConfigError> {
+    let Some(text) = args.ledger_checkpoint_journal_size.as_deref() else {
+        return Ok(ledger_engine::DEFAULT_LEDGER_CHECKPOINT_BYTES);
+    };
+    ledger_engine::PruneTarget::parse_size(text).map_err(|_| ConfigError::Invalid {
+        name: "ledger-checkpoint-journal-size",
+        reason: "expected a size in binary units, like 8MB, or 0",
+    })
 }
 
 /// Default of `--pruning-target-size` (Hornet's).
@@ -204,6 +217,7 @@ impl NodeConfig {
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
         let snapshots = snapshot_config(&args, &data_dir);
         let log_segment_size = log_segment_size(&args)?;
+        let ledger_checkpoint_journal_size = ledger_checkpoint_journal_size(&args)?;
         let pow_workers = at_least_one("pow-workers", args.pow_workers)?
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let api_body_limit =
@@ -319,6 +333,7 @@ impl NodeConfig {
             pruning,
             snapshots,
             log_segment_size,
+            ledger_checkpoint_journal_size,
             data_dir,
             genesis: args.genesis,
             snapshot_full: args.snapshot_full,

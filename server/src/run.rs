@@ -172,6 +172,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.snapshots = config.snapshots.clone();
     engine_config.durability = config.log_durability;
     engine_config.log_segment_size = config.log_segment_size;
+    engine_config.ledger_checkpoint_bytes = config.ledger_checkpoint_journal_size;
     Ok(Engine::open(engine_config)?)
 }
 

@@ -15,7 +15,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::tangle::BlockId;
-use crate::utxo::{AddressBytes, BytesLoc, NewOutput, OutputId};
+use crate::utxo::{AddressBytes, NewOutput, OutputId};
 
 use super::{fsync_dir, Cursor, HistoryError};
 
@@ -176,11 +176,7 @@ fn created_output(c: &mut Cursor<'_>) -> Result<NewOutput, String> {
         1 => Some(c.array()?),
         other => return Err(format!("owner flag {other}")),
     };
-    let loc = BytesLoc {
-        record: c.u64()?,
-        offset: c.u32()?,
-        len: c.u32()?,
-    };
+    let loc = c.bytes_loc()?;
     Ok(NewOutput {
         output_id,
         block_id,
@@ -264,8 +260,9 @@ impl Journal {
     /// there, contiguous from `first_index`; the file is cut after them (later entries are
     /// made again by the confirmations that follow). The entries are read one at a time and
     /// not kept ([`Journal::replay`] reads them again to apply them): memory does not grow
-    /// with the journal. Returns the journal and the block id of milestone `upto`'s entry
-    /// (`None` when `upto` is below `from`).
+    /// with the journal; `seen` is shown each one from `from` on (the open takes the
+    /// milestones' identities from them). Returns the journal and the block id of milestone
+    /// `upto`'s entry (`None` when `upto` is below `from`).
     ///
     /// # Errors
     /// I/O failures, or a journal that does not hold every entry up to `upto` intact
@@ -274,6 +271,7 @@ impl Journal {
         path: &Path,
         from: u32,
         upto: u32,
+        mut seen: impl FnMut(&JournalEntry),
     ) -> Result<(Self, Option<BlockId>), HistoryError> {
         let damaged = |why: String| damaged(path, why);
         let file = OpenOptions::new()
@@ -314,6 +312,7 @@ impl Journal {
             let entry = frames.next_entry(next)?;
             if entry.index >= from {
                 last_block = Some(entry.block_id);
+                seen(&entry);
             }
             next += 1;
         }
@@ -559,6 +558,11 @@ impl Journal {
             path: self.path.clone(),
             file,
         })
+    }
+
+    /// The journal's length in bytes.
+    pub(crate) fn len_bytes(&self) -> u64 {
+        self.end
     }
 
     /// The index of the last entry (the one before the first entry's index when empty).
@@ -854,6 +858,7 @@ impl Rewrite {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::utxo::BytesLoc;
 
     /// The journal opened up to `upto`, and its entries from `from` read back as a restart
     /// applies them.
@@ -862,7 +867,7 @@ mod tests {
         from: u32,
         upto: u32,
     ) -> Result<(Journal, Vec<JournalEntry>), HistoryError> {
-        let (journal, last_block) = Journal::open_upto(path, from, upto)?;
+        let (journal, last_block) = Journal::open_upto(path, from, upto, |_| {})?;
         let entries = journal.replay(from)?.collect::<Result<Vec<_>, _>>()?;
         assert_eq!(last_block, entries.last().map(|e| e.block_id));
         Ok((journal, entries))
@@ -951,7 +956,9 @@ mod tests {
         let inside = HEADER_LEN as usize + 300_000;
         bytes[inside] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let err = Journal::open_upto(&path, 1, 2_000).unwrap_err().to_string();
+        let err = Journal::open_upto(&path, 1, 2_000, |_| {})
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("milestones.journal") && err.contains("milestone 2 fails its checksum"),
             "{err}"

@@ -4,6 +4,8 @@
 //! - `journal`: per confirmed milestone, what it changed in the ledger (append-only);
 //! - `base`: the ledger at the pruning index, once pruning retired log segments;
 //! - `spent`: the ledger's spent rows, by output id (an embedded B-tree store);
+//! - `ledger_checkpoint`: the unspent outputs at a confirmed milestone, so that a restart
+//!   applies only the journal entries after it;
 //! - `checkpoint`: the confirmed index a restart starts from, where the log tail begins and
 //!   which blocks were still unreferenced then;
 //! - `inflight`: which appended blocks have not reached the tangle yet, so a checkpoint
@@ -15,11 +17,14 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::utxo::{AddressBytes, BytesLoc};
+
 mod base;
 mod blockmeta;
 mod checkpoint;
 mod inflight;
 mod journal;
+pub(crate) mod ledger_checkpoint;
 mod spent;
 
 pub(crate) use base::BaseContent;
@@ -190,4 +195,46 @@ impl<'a> Cursor<'a> {
     pub(crate) fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
+
+    /// An owner at fixed width (see [`fixed_owner`]).
+    pub(crate) fn fixed_owner(&mut self) -> Result<Option<AddressBytes>, String> {
+        match self.u8()? {
+            0 => {
+                self.take(33)?;
+                Ok(None)
+            }
+            1 => Ok(Some(self.array()?)),
+            other => Err(format!("owner flag {other}")),
+        }
+    }
+
+    /// Where an output's bytes are (see [`loc_bytes`]).
+    pub(crate) fn bytes_loc(&mut self) -> Result<BytesLoc, String> {
+        Ok(BytesLoc {
+            record: self.u64()?,
+            offset: self.u32()?,
+            len: self.u32()?,
+        })
+    }
+}
+
+/// An output's owner in the fixed-width rows of `spent.redb` and `ledger.checkpoint`: flag u8
+/// (0 none, 1 address), then the address, or 33 zero bytes.
+pub(crate) fn fixed_owner(owner: Option<&AddressBytes>) -> [u8; 34] {
+    let mut b = [0u8; 34];
+    if let Some(a) = owner {
+        b[0] = 1;
+        b[1..].copy_from_slice(a);
+    }
+    b
+}
+
+/// Where an output's bytes are, as the history files write it: log record u64 (or
+/// `u64::MAX`: the ledger base), offset u32, length u32.
+pub(crate) fn loc_bytes(loc: BytesLoc) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&loc.record.to_le_bytes());
+    b[8..12].copy_from_slice(&loc.offset.to_le_bytes());
+    b[12..].copy_from_slice(&loc.len.to_le_bytes());
+    b
 }

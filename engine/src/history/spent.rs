@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 
-use super::{Cursor, HistoryError};
+use super::{fixed_owner, loc_bytes, Cursor, HistoryError};
 use crate::utxo::{BytesLoc, OutputId, OutputRow, Spent};
 
 /// The store's file name in the history directory.
@@ -62,21 +62,13 @@ fn encode(row: &OutputRow) -> Option<[u8; VALUE_LEN]> {
     let mut v = Vec::with_capacity(VALUE_LEN);
     v.extend_from_slice(&row.block_id);
     v.extend_from_slice(&row.amount.to_le_bytes());
-    match &row.owner {
-        Some(a) => {
-            v.push(1);
-            v.extend_from_slice(a);
-        }
-        None => v.extend_from_slice(&[0; 34]),
-    }
+    v.extend_from_slice(&fixed_owner(row.owner.as_ref()));
     v.extend_from_slice(&row.booked_index.to_le_bytes());
     v.extend_from_slice(&row.booked_timestamp.to_le_bytes());
     v.extend_from_slice(&spent.index.to_le_bytes());
     v.extend_from_slice(&spent.timestamp.to_le_bytes());
     v.extend_from_slice(&spent.transaction_id);
-    v.extend_from_slice(&row.loc.record.to_le_bytes());
-    v.extend_from_slice(&row.loc.offset.to_le_bytes());
-    v.extend_from_slice(&row.loc.len.to_le_bytes());
+    v.extend_from_slice(&loc_bytes(row.loc));
     let mut crc = crc32fast::Hasher::new();
     crc.update(&row.output_id);
     crc.update(&v);
@@ -98,14 +90,7 @@ fn decode(id: &OutputId, v: &[u8; VALUE_LEN]) -> Result<OutputRow, String> {
     let mut c = Cursor::new(fields);
     let block_id = c.array()?;
     let amount = c.u64()?;
-    let owner = match c.u8()? {
-        0 => {
-            c.take(33)?;
-            None
-        }
-        1 => Some(c.array()?),
-        other => return Err(format!("owner flag {other}")),
-    };
+    let owner = c.fixed_owner()?;
     Ok(OutputRow {
         output_id: *id,
         block_id,
@@ -118,11 +103,7 @@ fn decode(id: &OutputId, v: &[u8; VALUE_LEN]) -> Result<OutputRow, String> {
             timestamp: c.u32()?,
             transaction_id: c.array()?,
         }),
-        loc: BytesLoc {
-            record: c.u64()?,
-            offset: c.u32()?,
-            len: c.u32()?,
-        },
+        loc: c.bytes_loc()?,
     })
 }
 

@@ -74,6 +74,12 @@ impl Engine {
                 "spent outputs stay in memory: {e}"
             );
         }
+        if let Err(e) = self.write_ledger_checkpoint_if_due() {
+            tracing::error!(
+                ledger_index = checkpoint.ledger_index,
+                "ledger checkpoint not written (a restart applies more of the journal): {e}"
+            );
+        }
         Ok(())
     }
 }

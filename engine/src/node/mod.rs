@@ -47,6 +47,7 @@ mod coordinator;
 mod events;
 mod gossip;
 mod keys;
+mod ledger_checkpoint;
 mod milestones;
 mod open;
 mod prepare;
@@ -103,6 +104,11 @@ pub struct EngineConfig {
     /// Confirmed milestones between two checkpoints (at least 1): a restart after a crash
     /// loads again at most the blocks stored since the last one.
     pub checkpoint_interval: u32,
+    /// A ledger checkpoint (the unspent outputs, so that a restart applies only the milestone
+    /// journal after it) is written at a checkpoint once the journal grew by this many bytes
+    /// and by the last ledger checkpoint's size since the last one; 0: at every checkpoint
+    /// after the journal grew.
+    pub ledger_checkpoint_bytes: u64,
     /// Automatic pruning (off by default).
     pub pruning: PruningConfig,
     /// Automatic snapshots (off by default) and the snapshot directory.
@@ -114,6 +120,9 @@ pub struct EngineConfig {
 
 /// Default of [`EngineConfig::log_segment_size`]: 64 MiB.
 pub const DEFAULT_LOG_SEGMENT_SIZE: u32 = 64 << 20;
+
+/// Default of [`EngineConfig::ledger_checkpoint_bytes`]: 8 MiB of journal.
+pub const DEFAULT_LEDGER_CHECKPOINT_BYTES: u64 = 8 << 20;
 
 /// Milestones between two checkpoints by default.
 pub const DEFAULT_CHECKPOINT_INTERVAL: u32 = 1;
@@ -134,6 +143,7 @@ impl EngineConfig {
             pow_workers: 0,
             indexer: true,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            ledger_checkpoint_bytes: DEFAULT_LEDGER_CHECKPOINT_BYTES,
             pruning: PruningConfig::default(),
             log_segment_size: DEFAULT_LOG_SEGMENT_SIZE,
         }
@@ -148,6 +158,9 @@ pub enum Opened {
     Checkpoint {
         /// The checkpoint's ledger index.
         ledger_index: u32,
+        /// Milestone journal entries applied (those after the ledger checkpoint, when one was
+        /// used; every entry since the ledger's start otherwise).
+        journal_applied: u32,
         /// Blocks unreferenced at the checkpoint, loaded again.
         unreferenced: usize,
         /// Log records after the checkpoint's tail position, loaded again.
@@ -246,6 +259,8 @@ struct State {
     // The bytes of the outputs the ledger started from (`BytesLoc::GENESIS`): the genesis's,
     // or the ledger base's once pruning retired log segments (`retire.rs`).
     base_blob: Vec<u8>,
+    // The milestone index of the ledger base `base_blob` is (the genesis's before any).
+    base_index: u32,
 }
 
 /// The milestone a ledger starts from (the genesis, a snapshot's target, or the ledger base):
@@ -271,6 +286,8 @@ pub struct Engine {
     checkpointer: checkpoint::Checkpointer,
     // The ledger's spent rows, once a checkpoint named their milestone (`spent.rs`).
     spent: spent::SpentRows,
+    // When the next ledger checkpoint is due (`ledger_checkpoint.rs`).
+    ledger_checkpoints: ledger_checkpoint::Due,
     // The pruning index, its lock and configuration.
     pruning: prune::Pruning,
     // Automatic snapshots: configuration and the last snapshot index.

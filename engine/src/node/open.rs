@@ -2,6 +2,7 @@
 //! replay of the log), watermarks.
 
 use super::*;
+use crate::history::ledger_checkpoint::BookedOutput;
 
 impl Engine {
     /// Opens (or creates) the node state in `config.data_dir`.
@@ -39,6 +40,21 @@ impl Engine {
             start.milestone_index,
         )?;
         let spent = spent::SpentRows::open(&history_dir)?;
+        // The unspent outputs at a milestone up to the checkpoint's, when they can be used:
+        // the journal is then applied from the next one.
+        let ledger_checkpoint = match &resume {
+            Some((checkpoint, ..)) => usable_ledger_checkpoint(
+                &history_dir,
+                config.genesis.milestone_index,
+                start.milestone_index,
+                checkpoint.ledger_index,
+                spent.store.through()?,
+            ),
+            None => {
+                history::ledger_checkpoint::remove(&history_dir)?;
+                None
+            }
+        };
         let coordinator = match (config.coordinator, &config.coordinator_key_file) {
             (false, _) => None,
             (true, Some(file)) => Some(read_key(file)?),
@@ -74,45 +90,40 @@ impl Engine {
             scoring,
         )
         .with_archive(Box::new(metas));
-        let mut ledger = Ledger::new(g.milestone_index);
-        let mut richlist = RichList::new(g.milestone_index);
-        let mut indexer = Indexer::new(g.milestone_index);
-        let mut genesis_outputs = Vec::with_capacity(g.outputs.len());
-        // The indexer files each output under its booking timestamp (a base's outputs keep
-        // theirs), so its answers are the same after a restart from a base.
-        let mut genesis_entries: BTreeMap<u32, Vec<IndexEntry>> = BTreeMap::new();
-        for o in &g.outputs {
-            let output = ledger_codec::stardust::Output::decode(g.output_bytes(o))
-                .map_err(GenesisError::Decode)?;
-            let owner = whiteflag::owning_address(&output);
-            if let Some(a) = owner {
-                richlist
-                    .credit_genesis(a, output.amount())
-                    .map_err(GenesisError::RichList)?;
+        let (ledger, richlist, indexer, journal_from) = match ledger_checkpoint {
+            Some(lc) => {
+                let at = lc.header.ledger_index;
+                let reader = log.reader();
+                let (ledger, richlist, indexer) =
+                    unspent_state(at, g.milestone_index, &lc.outputs, |loc| {
+                        whiteflag::output_bytes(&reader, &g.blob, loc)
+                    })
+                    .map_err(|e| {
+                        EngineError::Inconsistent(format!(
+                            "{}: {e}",
+                            history_dir.join(history::ledger_checkpoint::FILE).display()
+                        ))
+                    })?;
+                tracing::info!(
+                    ledger_index = at,
+                    outputs = lc.outputs.len(),
+                    "the ledger opens at its checkpoint (history/ledger.checkpoint)"
+                );
+                (ledger, richlist, indexer, at + 1)
             }
-            genesis_entries
-                .entry(o.booked_timestamp)
-                .or_default()
-                .extend(IndexEntry::of(&o.output_id, &output));
-            let booked = NewOutput {
-                output_id: o.output_id,
-                block_id: o.block_id,
-                amount: output.amount(),
-                owner,
-                loc: BytesLoc {
-                    record: BytesLoc::GENESIS,
-                    offset: o.offset,
-                    len: o.len,
-                },
-            };
-            genesis_outputs.push((booked, o.booked_index, o.booked_timestamp));
-        }
-        ledger
-            .book_genesis_as_booked(&genesis_outputs)
-            .map_err(GenesisError::Ledger)?;
-        for (booked_timestamp, entries) in &genesis_entries {
-            indexer.apply(g.milestone_index, *booked_timestamp, entries, &[]);
-        }
+            None => {
+                let outputs = genesis_outputs(g)?;
+                let (ledger, richlist, indexer) =
+                    unspent_state(g.milestone_index, g.milestone_index, &outputs, |loc| {
+                        g.blob.get(
+                            loc.offset as usize
+                                ..(loc.offset as usize).saturating_add(loc.len as usize),
+                        )
+                    })
+                    .map_err(UnspentError::into_genesis)?;
+                (ledger, richlist, indexer, g.milestone_index + 1)
+            }
+        };
         let indexer = match config.indexer {
             true => Some(
                 IndexerService::start(indexer).map_err(|source| EngineError::Io {
@@ -146,13 +157,25 @@ impl Engine {
         });
         let journal_path = history_dir.join(JOURNAL);
         let checkpoint_path = history_dir.join(CHECKPOINT);
-        let (journal, resume) = match resume {
-            Some((checkpoint, journal, entries)) => (journal, Some((checkpoint, entries))),
+        let due_from = match (&resume, journal_from > start_index + 1) {
+            (Some((_, journal, _)), true) => journal.len_bytes(),
+            _ => 0,
+        };
+        let (journal, milestones, resume) = match resume {
+            Some((checkpoint, journal, milestones)) => {
+                let entries = journal.replay(journal_from)?;
+                (journal, milestones, Some((checkpoint, entries)))
+            }
             None => {
                 // The checkpoint goes first: a crash in between leaves no checkpoint that
                 // names journal entries which are gone.
                 Checkpoint::remove(&checkpoint_path)?;
-                (Journal::create(&journal_path, start_index + 1)?, None)
+                let journal = Journal::create(&journal_path, start_index + 1)?;
+                (
+                    journal,
+                    Milestones::new(start_index.saturating_add(1)),
+                    None,
+                )
             }
         };
         let engine = Self {
@@ -182,14 +205,19 @@ impl Engine {
                 tangle,
                 ledger,
                 richlist,
-                milestones: Milestones::new(start_index.saturating_add(1)),
+                milestones,
                 pending: BTreeMap::new(),
                 referenced: 0,
                 unverified: Vec::new(),
                 journal,
                 journal_ok: true,
                 base_blob,
+                base_index: start_index,
             }),
+            ledger_checkpoints: ledger_checkpoint::Due::new(
+                config.ledger_checkpoint_bytes,
+                due_from,
+            ),
             confirming: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
             storage_full: AtomicBool::new(false),
@@ -280,6 +308,7 @@ impl Engine {
             Some(checkpoint.ledger_index),
         )?;
         let stored_through = self.spent.store.through()?;
+        let mut applied = 0u32;
         let mut st = self.write();
         for e in entries {
             let e = e?;
@@ -302,13 +331,7 @@ impl Engine {
                 let consumed = e.consumed.iter().map(|(id, _)| *id).collect();
                 indexer.apply(e.index, e.timestamp, indexed, consumed);
             }
-            let info = MilestoneInfo {
-                index: e.index,
-                timestamp: e.timestamp,
-                milestone_id: e.milestone_id,
-                block_id: e.block_id,
-            };
-            st.milestones.insert(info);
+            applied += 1;
         }
         let pruned = checkpoint.pruning_index.max(start_index);
         self.pruning.index.store(pruned, Ordering::Release);
@@ -346,6 +369,7 @@ impl Engine {
         self.write().tangle.end_bulk_load();
         Ok(Opened::Checkpoint {
             ledger_index: checkpoint.ledger_index,
+            journal_applied: applied,
             unreferenced: checkpoint.unreferenced.len(),
             tail: loaded,
         })
@@ -424,8 +448,8 @@ const JOURNAL: &str = "milestones.journal";
 const BLOCKMETA: &str = "blockmeta";
 
 /// What [`open_history`] found to resume from: the checkpoint, the journal open after its
-/// last entry, and the entries up to it, to be read one at a time.
-type Resume = Option<(Checkpoint, Journal, ReplayEntries)>;
+/// last entry, and the milestones its entries name.
+type Resume = Option<(Checkpoint, Journal, Milestones)>;
 
 /// The reason for a replay, logged as a warning.
 fn rebuild(why: String) -> String {
@@ -488,7 +512,21 @@ fn open_history(
         ));
         return Ok((metas, None, why));
     }
-    match Journal::open_upto(&dir.join(JOURNAL), start_index + 1, checkpoint.ledger_index) {
+    let mut milestones = Milestones::new(start_index.saturating_add(1));
+    let opened = Journal::open_upto(
+        &dir.join(JOURNAL),
+        start_index + 1,
+        checkpoint.ledger_index,
+        |e| {
+            milestones.insert(MilestoneInfo {
+                index: e.index,
+                timestamp: e.timestamp,
+                milestone_id: e.milestone_id,
+                block_id: e.block_id,
+            });
+        },
+    );
+    match opened {
         Ok((journal, last_block)) => {
             // A log that lost blocks the checkpoint names (a deleted or older segment) is
             // not resumed from: the replay that follows meets the watermark check.
@@ -506,8 +544,11 @@ fn open_history(
                 ));
                 return Ok((metas, None, why));
             }
-            let entries = journal.replay(start_index + 1)?;
-            Ok((metas, Some((checkpoint, journal, entries)), String::new()))
+            Ok((
+                metas,
+                Some((checkpoint, journal, milestones)),
+                String::new(),
+            ))
         }
         Err(e @ HistoryError::Damaged { .. }) => Ok((metas, None, rebuild(e.to_string()))),
         Err(HistoryError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -516,4 +557,127 @@ fn open_history(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Why the unspent outputs of a ledger checkpoint or of the genesis could not be booked.
+#[derive(Debug, thiserror::Error)]
+enum UnspentError {
+    #[error("the bytes of output {} are not readable", hex32(.0))]
+    Missing(OutputId),
+    #[error(transparent)]
+    Decode(ledger_codec::Error),
+    #[error(transparent)]
+    RichList(RichListError),
+    #[error(transparent)]
+    Ledger(crate::utxo::LedgerError),
+}
+
+impl UnspentError {
+    fn into_genesis(self) -> EngineError {
+        match self {
+            Self::Decode(e) => GenesisError::Decode(e).into(),
+            Self::RichList(e) => GenesisError::RichList(e).into(),
+            Self::Ledger(e) => GenesisError::Ledger(e).into(),
+            Self::Missing(id) => EngineError::Inconsistent(format!(
+                "the bytes of genesis output {} are outside its blob",
+                hex32(&id)
+            )),
+        }
+    }
+}
+
+/// The genesis's (or ledger base's) outputs as the ledger books them.
+fn genesis_outputs(g: &Genesis) -> Result<Vec<BookedOutput>, EngineError> {
+    let mut outputs = Vec::with_capacity(g.outputs.len());
+    for o in &g.outputs {
+        let output = ledger_codec::stardust::Output::decode(g.output_bytes(o))
+            .map_err(GenesisError::Decode)?;
+        let booked = NewOutput {
+            output_id: o.output_id,
+            block_id: o.block_id,
+            amount: output.amount(),
+            owner: whiteflag::owning_address(&output),
+            loc: BytesLoc {
+                record: BytesLoc::GENESIS,
+                offset: o.offset,
+                len: o.len,
+            },
+        };
+        outputs.push((booked, o.booked_index, o.booked_timestamp));
+    }
+    Ok(outputs)
+}
+
+/// The ledger, rich list and indexer holding `outputs` (the unspent outputs at `index`, with
+/// their booking), the rich list answering back to `oldest` (the journal holds the changes
+/// since); `bytes` reads an output's bytes.
+fn unspent_state<'a>(
+    index: u32,
+    oldest: u32,
+    outputs: &[BookedOutput],
+    bytes: impl Fn(BytesLoc) -> Option<&'a [u8]>,
+) -> Result<(Ledger, RichList, Indexer), UnspentError> {
+    let mut ledger = Ledger::new(index);
+    let mut richlist = RichList::new_at(index, oldest);
+    let mut indexer = Indexer::new(index);
+    // The indexer files each output under its booking timestamp (a base's or checkpoint's
+    // outputs keep theirs), so its answers are the same after a restart.
+    let mut entries: BTreeMap<u32, Vec<IndexEntry>> = BTreeMap::new();
+    for (o, _, booked_timestamp) in outputs {
+        if let Some(a) = o.owner {
+            richlist
+                .credit_genesis(a, o.amount)
+                .map_err(UnspentError::RichList)?;
+        }
+        let b = bytes(o.loc).ok_or(UnspentError::Missing(o.output_id))?;
+        let output = ledger_codec::stardust::Output::decode(b).map_err(UnspentError::Decode)?;
+        entries
+            .entry(*booked_timestamp)
+            .or_default()
+            .extend(IndexEntry::of(&o.output_id, &output));
+    }
+    ledger
+        .book_genesis_as_booked(outputs)
+        .map_err(UnspentError::Ledger)?;
+    for (booked_timestamp, e) in &entries {
+        indexer.apply(index, *booked_timestamp, e, &[]);
+    }
+    Ok((ledger, richlist, indexer))
+}
+
+/// The ledger checkpoint in `dir`, if it can open the ledger: of this network, written against
+/// the ledger base the node starts from (`start_index`), at a milestone from there up to the
+/// checkpoint's (`upto`) whose spent rows are all stored (`stored_through`). A damaged file is
+/// logged, naming it, and not used (the journal is then applied from the ledger's start, and
+/// the next checkpoints write a new one).
+fn usable_ledger_checkpoint(
+    dir: &Path,
+    genesis_index: u32,
+    start_index: u32,
+    upto: u32,
+    stored_through: u32,
+) -> Option<history::ledger_checkpoint::LedgerCheckpoint> {
+    let lc = match history::ledger_checkpoint::read(dir) {
+        Ok(lc) => lc?,
+        Err(e) => {
+            tracing::warn!("{e}: not used; the milestone journal is applied from the start");
+            return None;
+        }
+    };
+    let h = lc.header;
+    let usable = h.genesis_index == genesis_index
+        && h.base_index == start_index
+        && (start_index..=upto).contains(&h.ledger_index)
+        && h.ledger_index <= stored_through;
+    if !usable {
+        tracing::info!(
+            ledger_index = h.ledger_index,
+            base_index = h.base_index,
+            checkpoint = upto,
+            "the ledger checkpoint does not fit the history (an older ledger base or a later \
+             milestone): the milestone journal is applied from the start"
+        );
+        return None;
+    }
+    Some(lc)
 }

@@ -231,6 +231,9 @@ impl Engine {
             }
         }
         st.base_blob = blob;
+        st.base_index = index;
+        // A ledger checkpoint names the base its rows' bytes are in: the next one is due now.
+        self.ledger_checkpoints.reset();
         if let Some(r) = rewrite {
             st.journal.finish_rewrite(r).map_err(failed)?;
         }

@@ -23,13 +23,16 @@ pub(crate) fn genesis() -> Genesis {
     Genesis::from_json(&text).unwrap()
 }
 
-/// A dev engine's configuration in `dir` on [`genesis`], its log synced every `sync_ms`.
+/// A dev engine's configuration in `dir` on [`genesis`], its log synced every `sync_ms`, a
+/// ledger checkpoint written at every checkpoint (so that every restart in these tests opens
+/// the ledger from one; a restart without one is what the previous format's tests see).
 pub(crate) fn config(dir: &std::path::Path, sync_ms: u32) -> EngineConfig {
     let mut c = EngineConfig::dev(dir);
     c.genesis = genesis();
     c.durability = Durability::Deferred {
         interval_ms: sync_ms,
     };
+    c.ledger_checkpoint_bytes = 0;
     c
 }
 

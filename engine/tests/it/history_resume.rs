@@ -157,17 +157,18 @@ fn a_restart_resumes_from_the_checkpoint_with_identical_answers() {
     drop(engine);
 
     let engine = open(dir.path());
-    assert!(
-        matches!(
-            engine.opened(),
-            Some(Opened::Checkpoint {
-                ledger_index: MILESTONES,
-                ..
-            })
+    // The ledger opened from a ledger checkpoint: only the journal after it was applied.
+    match engine.opened() {
+        Some(Opened::Checkpoint {
+            ledger_index: MILESTONES,
+            journal_applied,
+            ..
+        }) => assert!(
+            *journal_applied < MILESTONES / 2,
+            "{journal_applied} applied"
         ),
-        "{:?}",
-        engine.opened()
-    );
+        other => panic!("{other:?}"),
+    }
     assert_eq!(answers(&engine, &h), before);
     assert_eq!(engine.outputs_in_memory().1, 0);
     assert_eq!(engine.block_status(&late).unwrap(), late_status);
@@ -372,6 +373,38 @@ fn a_missing_or_damaged_spent_store_is_rebuilt_from_the_journal() {
         );
         assert_eq!(engine.outputs_in_memory().1, 0, "{damage}");
         assert_eq!(answers(&engine, &h), before, "{damage}");
+        engine.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn a_damaged_ledger_checkpoint_is_named_and_the_whole_journal_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    let file = history_file(dir.path(), "ledger.checkpoint");
+    let len = std::fs::metadata(&file).unwrap().len();
+    // In the header, in a row, in the trailing checksum.
+    for at in [20, len / 2, len - 2] {
+        flip(&file, at);
+        let engine = open(dir.path());
+        match engine.opened() {
+            Some(Opened::Checkpoint {
+                journal_applied, ..
+            }) => assert_eq!(*journal_applied, MILESTONES, "byte {at}"),
+            other => panic!("byte {at}: {other:?}"),
+        }
+        assert_eq!(answers(&engine, &h), before, "byte {at}");
+        engine.shutdown().unwrap();
+        drop(engine);
+        // The shutdown's checkpoint wrote a good one again: the next open uses it.
+        let engine = open(dir.path());
+        match engine.opened() {
+            Some(Opened::Checkpoint {
+                journal_applied, ..
+            }) => assert_eq!(*journal_applied, 0, "after byte {at}"),
+            other => panic!("after byte {at}: {other:?}"),
+        }
+        assert_eq!(answers(&engine, &h), before, "after byte {at}");
         engine.shutdown().unwrap();
     }
 }

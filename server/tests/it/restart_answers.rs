@@ -60,10 +60,24 @@ const TRANSACTIONS: &str = "/api/core/v2/transactions";
 const RICHEST: &str = "/api/explorer/v2/ledger/richest-addresses";
 const INDEXER: &str = "/api/indexer/v1";
 
-/// Every start of the first test: the coordinator issues milestones only when asked.
-const FROZEN: &[&str] = &["--no-p2p", "--coordinator-interval", "0"];
-/// Every start of the second test: a milestone every 0.2 s, as in the other tests.
-const FLOWING: &[&str] = &["--no-p2p", "--coordinator-interval", "0.2"];
+/// Every start of the first test: the coordinator issues milestones only when asked; a
+/// ledger checkpoint at (nearly) every checkpoint, so that restarts open the ledger from one.
+const FROZEN: &[&str] = &[
+    "--no-p2p",
+    "--coordinator-interval",
+    "0",
+    "--ledger-checkpoint-journal-size",
+    "0",
+];
+/// Every start of the second test: a milestone every 0.2 s, as in the other tests, and
+/// ledger checkpoints as in the first.
+const FLOWING: &[&str] = &[
+    "--no-p2p",
+    "--coordinator-interval",
+    "0.2",
+    "--ledger-checkpoint-journal-size",
+    "0",
+];
 
 /// Addresses of the dev mnemonic that trade (address 0 owns the genesis).
 const ADDRESSES: usize = 5;
@@ -946,10 +960,23 @@ fn every_answer_survives_a_clean_stop_and_a_kill() {
     let node = TestNode::start_in(node.into_dir(), FROZEN, &[]);
     assert_resumed(&node, "after SIGTERM");
     differences.extend(compare(&node, &answers, "after SIGTERM and restart"));
+    assert!(
+        node.log().contains("the ledger opens at its checkpoint"),
+        "the restart did not open the ledger from its checkpoint:\n{}",
+        node.log()
+    );
     let node = TestNode::start_in(node.kill_9(), FROZEN, &[]);
     assert_resumed(&node, "after SIGKILL");
     differences.extend(compare(&node, &answers, "after SIGKILL and restart"));
-    eprintln!("compared twice after {:?}", started.elapsed());
+    // Without the ledger checkpoint (the previous format's data directory): the whole
+    // journal is applied, to the same answers.
+    let dir = node.kill_9();
+    std::fs::remove_file(dir.path().join("data/history/ledger.checkpoint"))
+        .expect("a ledger checkpoint was written");
+    let node = TestNode::start_in(dir, FROZEN, &[]);
+    assert_resumed(&node, "without the ledger checkpoint");
+    differences.extend(compare(&node, &answers, "without the ledger checkpoint"));
+    eprintln!("compared three times after {:?}", started.elapsed());
     assert!(
         differences.is_empty(),
         "{} of {} answers changed:\n{}",
@@ -1343,6 +1370,9 @@ const CRASH_POINTS: &[&str] = &[
     // Spent outputs moving from the ledger to `history/spent.redb` at a checkpoint.
     "spent-before-commit@6",
     "spent-after-commit@6",
+    // A ledger checkpoint renamed into place (written at every checkpoint here, see
+    // `FLOWING`).
+    "ledger-checkpoint-before-rename@4",
 ];
 
 #[test]
