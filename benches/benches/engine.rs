@@ -1,8 +1,10 @@
 //! Engine benchmarks (a timing harness, `harness = false`): milestone
-//! confirmation of 10k transaction blocks, and rich-list top-100 with 1M
-//! addresses at the current and at an old ledger index.
+//! confirmation of 10k transaction blocks, rich-list top-100 with 1M
+//! addresses at the current and at an old ledger index, and a history of transactions
+//! (`history`: restart time, memory after the restart and reads of old spent outputs, for two
+//! lengths of history).
 //!
-//! `cargo bench -p ledger-benches --bench engine`
+//! `cargo bench -p ledger-benches --bench engine [-- FILTER]`
 
 #![forbid(unsafe_code)]
 
@@ -319,6 +321,168 @@ fn richest_history() {
     }
 }
 
+/// Anonymous resident memory of this process, from `/proc/self/status`, in KiB.
+fn rss_anon_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("RssAnon:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Transactions per milestone in `history`.
+const HISTORY_TXS: usize = 100;
+/// Keys (and genesis outputs) of `history`: the unspent set stays this size.
+const HISTORY_KEYS: usize = 10_000;
+/// Milestones of the two histories `history` compares.
+const HISTORY_LENGTHS: [usize; 2] = [200, 1000];
+/// Child-process mode of `history`: open the data directory given and measure.
+const HISTORY_OPEN: &str = "LEDGER_BENCH_HISTORY_OPEN";
+
+/// The engine configuration of `history` for `dir`, on a genesis of `keys` outputs.
+fn history_config(dir: &std::path::Path, keys: &[SigningKey]) -> EngineConfig {
+    let mut cfg = EngineConfig::dev(dir);
+    cfg.genesis = genesis(keys);
+    cfg.durability = Durability::Deferred { interval_ms: 100 };
+    cfg
+}
+
+/// A block whose transaction spends `input` (an output of `AMOUNT` on `key`'s address) into
+/// one output of `AMOUNT` on the same address; returns the block and that output's id.
+fn respend_block(
+    engine: &Engine,
+    key: &SigningKey,
+    input: OutputId,
+    parents: Vec<[u8; 32]>,
+) -> (Vec<u8>, OutputId) {
+    let consumed = basic(AMOUNT, key.address());
+    let essence = Essence {
+        network_id: engine.params().network_id(),
+        inputs: Cow::Owned(vec![UtxoInput::new(input.transaction_id, input.index)]),
+        inputs_commitment: Hash32::from(inputs_commitment([&consumed]).expect("fixture encodes")),
+        outputs: vec![basic(AMOUNT, key.address())],
+        payload: None,
+    };
+    let sig = key.sign(&essence.signing_hash().expect("fixture encodes"));
+    let unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
+        key.public_key(),
+        sig,
+    )))];
+    let tx = Transaction { essence, unlocks };
+    let transaction_id = tx.id().expect("fixture encodes");
+    let block = Block {
+        protocol_version: 2,
+        parents: parents.into(),
+        payload: Some(Payload::Transaction(tx)),
+        nonce: 0,
+    }
+    .to_bytes()
+    .expect("fixture encodes");
+    (
+        block,
+        OutputId {
+            transaction_id,
+            index: 0,
+        },
+    )
+}
+
+/// A history of transactions on a ledger of `HISTORY_KEYS` outputs: `milestones` milestones of
+/// `HISTORY_TXS` transactions, each spending one key's output into a new one for the same key
+/// (the unspent set stays the same size, the spent outputs grow), written by one engine and
+/// stopped. Then, in a fresh process (this bench binary again) so that its memory is its own:
+/// the time to open it, RssAnon after the open, and reads of spent outputs from the oldest
+/// tenth of the history.
+fn history() {
+    if let Ok(arg) = std::env::var(HISTORY_OPEN) {
+        return history_open(&arg);
+    }
+    let keys = signing_keys(HISTORY_KEYS);
+    for milestones in HISTORY_LENGTHS {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let engine = Engine::open(history_config(dir.path(), &keys)).expect("the engine opens");
+        let mut parents = vec![engine.issue_milestone().expect("milestone 1").block_id];
+        let mut unspent: Vec<OutputId> = (0..HISTORY_KEYS).map(genesis_output_id).collect();
+        let built = Instant::now();
+        for m in 0..milestones {
+            for k in 0..HISTORY_TXS {
+                let key_index = (m * HISTORY_TXS + k) % HISTORY_KEYS;
+                let (b, created) =
+                    respend_block(&engine, &keys[key_index], unspent[key_index], parents);
+                parents = vec![Block::id_of(&b)];
+                engine.submit_v2(&b).expect("the bench block is accepted");
+                unspent[key_index] = created;
+            }
+            engine.issue_milestone().expect("a milestone");
+        }
+        let built = built.elapsed();
+        engine.shutdown().expect("a clean stop");
+        drop(engine);
+        let exe = std::env::current_exe().expect("this bench binary");
+        let out = std::process::Command::new(exe)
+            .arg("--bench")
+            .arg("history")
+            .env(
+                HISTORY_OPEN,
+                format!("{}:{milestones}", dir.path().display()),
+            )
+            .output()
+            .expect("the measuring child runs");
+        println!(
+            "history of {milestones} milestones x {HISTORY_TXS} transactions on {HISTORY_KEYS} \
+             outputs (built in {built:.1?}):\n{}",
+            String::from_utf8_lossy(&out.stdout).trim_end()
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// The child of [`history`]: `DIR:MILESTONES`.
+fn history_open(arg: &str) {
+    let (dir, milestones) = arg.rsplit_once(':').expect("DIR:MILESTONES");
+    let milestones: usize = milestones.parse().expect("a milestone count");
+    let keys = signing_keys(HISTORY_KEYS);
+    let cfg = history_config(std::path::Path::new(dir), &keys);
+    let before = rss_anon_kib();
+    let t = Instant::now();
+    let engine = Engine::open(cfg).expect("the engine opens again");
+    let opened = t.elapsed();
+    let after = rss_anon_kib();
+    // Spent outputs of the oldest tenth of the history: the genesis outputs it spent first.
+    let old: Vec<[u8; 34]> = (0..(milestones * HISTORY_TXS / 10).min(HISTORY_KEYS))
+        .map(|i| genesis_output_id(i).to_array())
+        .collect();
+    let mut times: Vec<Duration> = old
+        .iter()
+        .map(|id| {
+            let t = Instant::now();
+            let o = engine.output(id);
+            let e = t.elapsed();
+            assert!(o.is_some_and(|o| o.row.spent.is_some()), "a spent output");
+            e
+        })
+        .collect();
+    times.sort();
+    let p = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    println!(
+        "  open {opened:.3?} ({:?})\n  RssAnon after the open {:.1} MiB, +{:.1} MiB by the open\n  \
+         GET of {} old spent outputs: p50 {:.2?}, p99 {:.2?}",
+        engine.opened(),
+        after as f64 / 1024.0,
+        after.saturating_sub(before) as f64 / 1024.0,
+        times.len(),
+        p(0.5),
+        p(0.99)
+    );
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench binaries without `--bench`: nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -336,5 +500,8 @@ fn main() {
     }
     if want("richest") {
         richest_history();
+    }
+    if want("history") {
+        history();
     }
 }

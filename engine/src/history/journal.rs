@@ -27,6 +27,8 @@ pub(crate) const VERSION: u16 = 1;
 pub(crate) const HEADER_LEN: u64 = 32;
 /// Frame header: CRC-32 of the body, then the body's length.
 const FRAME_HEADER_LEN: usize = 8;
+/// Bytes of an entry's head: index, timestamp, milestone id, milestone block id.
+const HEAD_LEN: usize = 4 + 4 + 32 + 32;
 
 /// One confirmed milestone as the journal keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,18 +262,20 @@ impl Journal {
     /// there, contiguous from `first_index`; the file is cut after them (later entries are
     /// made again by the confirmations that follow). The entries are read one at a time and
     /// not kept ([`Journal::replay`] reads them again to apply them): memory does not grow
-    /// with the journal; `seen` is shown each one from `from` on (the open takes the
-    /// milestones' identities from them). Returns the journal and the block id of milestone
-    /// `upto`'s entry (`None` when `upto` is below `from`).
+    /// with the journal. Entries up to `heads_upto` (those a ledger checkpoint covers: never
+    /// applied again) are only framed and their heads read, their bodies skipped (every later
+    /// read of one checks its checksum); later ones are checked whole. `seen` is shown the
+    /// head of each one from `from` on (the open takes the milestones' identities from them).
+    /// Returns the journal and the block id of milestone `upto`'s entry (`None` when `upto`
+    /// is below `from`).
     ///
     /// # Errors
     /// I/O failures, or a journal that does not hold every entry up to `upto` intact
     /// ([`HistoryError::Damaged`], naming the file).
     pub(crate) fn open_upto(
         path: &Path,
-        from: u32,
-        upto: u32,
-        mut seen: impl FnMut(&JournalEntry),
+        (from, heads_upto, upto): (u32, u32, u32),
+        mut seen: impl FnMut(u32, &EntryHead),
     ) -> Result<(Self, Option<BlockId>), HistoryError> {
         let damaged = |why: String| damaged(path, why);
         let file = OpenOptions::new()
@@ -309,14 +313,33 @@ impl Journal {
         let mut next = first_index;
         while next <= upto {
             offsets.push(frames.at);
-            let entry = frames.next_entry(next)?;
-            if entry.index >= from {
-                last_block = Some(entry.block_id);
-                seen(&entry);
+            let head = if next <= heads_upto {
+                frames.next_head(next)?
+            } else {
+                let e = frames.next_entry(next)?;
+                EntryHead {
+                    timestamp: e.timestamp,
+                    milestone_id: e.milestone_id,
+                    block_id: e.block_id,
+                }
+            };
+            if next >= from {
+                last_block = Some(head.block_id);
+                seen(next, &head);
             }
             next += 1;
         }
         let end = frames.at;
+        // Skipped bodies were not read: the last one must still end inside the file.
+        let len = file
+            .metadata()
+            .map_err(|e| HistoryError::io("reading", path, e))?
+            .len();
+        if end > len {
+            return Err(damaged(format!(
+                "ends at {len}, inside the entry of milestone {upto}"
+            )));
+        }
         file.set_len(end)
             .and_then(|()| file.sync_data())
             .map_err(|e| HistoryError::io("truncating", path, e))?;
@@ -751,6 +774,18 @@ impl std::io::Read for FileRead {
     }
 }
 
+impl std::io::Seek for FileRead {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        let to = match pos {
+            std::io::SeekFrom::Start(n) => Some(n),
+            std::io::SeekFrom::Current(d) => self.at.checked_add_signed(d),
+            std::io::SeekFrom::End(_) => None,
+        };
+        self.at = to.ok_or_else(|| std::io::Error::other("seek outside the journal"))?;
+        Ok(self.at)
+    }
+}
+
 /// Bytes read ahead when entries are read one after the other.
 const READ_AHEAD: usize = 1 << 20;
 
@@ -763,22 +798,56 @@ impl FrameReader {
         }
     }
 
-    /// The entry framed next, which must be milestone `index`'s and intact.
-    fn next_entry(&mut self, index: u32) -> Result<JournalEntry, HistoryError> {
+    /// The frame header of the entry of milestone `index`, which must be next: its checksum
+    /// and length.
+    fn next_frame(&mut self, index: u32) -> Result<(u32, usize), HistoryError> {
         use std::io::Read;
         let at = self.at;
         let mut frame = [0u8; FRAME_HEADER_LEN];
         match self.reader.read_exact(&mut frame) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Err(damaged(
-                    &self.path,
-                    format!("ends before milestone {index} (offset {at})"),
-                ))
-            }
-            Err(e) => return Err(HistoryError::io("reading", &self.path, e)),
+            Ok(()) => Ok(frame_header(frame)),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(damaged(
+                &self.path,
+                format!("ends before milestone {index} (offset {at})"),
+            )),
+            Err(e) => Err(HistoryError::io("reading", &self.path, e)),
         }
-        let (crc, len) = frame_header(frame);
+    }
+
+    /// The head of the entry framed next, which must be milestone `index`'s; its body is
+    /// skipped, its checksum not checked.
+    fn next_head(&mut self, index: u32) -> Result<EntryHead, HistoryError> {
+        use std::io::Read;
+        let at = self.at;
+        let (_, len) = self.next_frame(index)?;
+        let mut head = [0u8; HEAD_LEN];
+        if len < HEAD_LEN {
+            return Err(damaged(
+                &self.path,
+                format!("entry of milestone {index} shorter than its head (offset {at})"),
+            ));
+        }
+        self.reader.read_exact(&mut head).map_err(|_| {
+            damaged(
+                &self.path,
+                format!("ends inside milestone {index} (offset {at})"),
+            )
+        })?;
+        let skip = i64::try_from(len - HEAD_LEN).unwrap_or(i64::MAX);
+        self.reader
+            .seek_relative(skip)
+            .map_err(|e| HistoryError::io("reading", &self.path, e))?;
+        let decoded = JournalEntry::decode_head(&head, index)
+            .map_err(|why| damaged(&self.path, format!("entry at offset {at}: {why}")))?;
+        self.at += (FRAME_HEADER_LEN + len) as u64;
+        Ok(decoded)
+    }
+
+    /// The entry framed next, which must be milestone `index`'s and intact.
+    fn next_entry(&mut self, index: u32) -> Result<JournalEntry, HistoryError> {
+        use std::io::Read;
+        let at = self.at;
+        let (crc, len) = self.next_frame(index)?;
         // A damaged length asks for no more than the file holds.
         let mut body = Vec::new();
         let got = (&mut self.reader)
@@ -867,7 +936,7 @@ mod tests {
         from: u32,
         upto: u32,
     ) -> Result<(Journal, Vec<JournalEntry>), HistoryError> {
-        let (journal, last_block) = Journal::open_upto(path, from, upto, |_| {})?;
+        let (journal, last_block) = Journal::open_upto(path, (from, 0, upto), |_, _| {})?;
         let entries = journal.replay(from)?.collect::<Result<Vec<_>, _>>()?;
         assert_eq!(last_block, entries.last().map(|e| e.block_id));
         Ok((journal, entries))
@@ -956,13 +1025,34 @@ mod tests {
         let inside = HEADER_LEN as usize + 300_000;
         bytes[inside] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let err = Journal::open_upto(&path, 1, 2_000, |_| {})
+        let err = Journal::open_upto(&path, (1, 0, 2_000), |_, _| {})
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("milestones.journal") && err.contains("milestone 2 fails its checksum"),
             "{err}"
         );
+        // Entries up to 1 000 only framed (a ledger checkpoint covers them): the damage in the
+        // large entry's body is not met at the open, every head is seen, and reading the
+        // entry names it.
+        let mut heads = Vec::new();
+        let (j, _) = Journal::open_upto(&path, (1, 1_000, 2_000), |i, h| {
+            heads.push((i, h.milestone_id));
+        })
+        .unwrap();
+        let want_heads: Vec<_> = want.iter().map(|e| (e.index, e.milestone_id)).collect();
+        assert!(heads == want_heads, "heads differ");
+        let err = j.read_entry(2).unwrap_err().to_string();
+        assert!(err.contains("milestone 2 fails its checksum"), "{err}");
+        assert_eq!(j.read_entry(3).unwrap(), Some(want[2].clone()));
+        // A file cut inside a framed-only entry is still found short.
+        drop(j);
+        let cut = bytes.len() - 10;
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let err = Journal::open_upto(&path, (1, 2_000, 2_000), |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("inside the entry of milestone 2000"), "{err}");
     }
 
     #[test]

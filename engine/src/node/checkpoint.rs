@@ -8,6 +8,13 @@ use super::open::CHECKPOINT;
 use super::*;
 use crate::history::SyncHandle;
 
+/// Whether a checkpoint is the last one before a clean stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaving {
+    Yes,
+    No,
+}
+
 /// Serializes checkpoint writers (confirmations, an open, a shutdown): one
 /// `checkpoint.tmp` at a time.
 #[derive(Debug, Default)]
@@ -21,6 +28,17 @@ impl Engine {
     /// lists; then block metadata and journal made durable, and the checkpoint file replaced
     /// atomically. Skipped when the journal could not be written.
     pub(super) fn checkpoint(&self) -> Result<(), EngineError> {
+        self.checkpoint_with(Leaving::No)
+    }
+
+    /// [`Engine::checkpoint`] at a clean stop: every spent row is stored and a ledger
+    /// checkpoint written if the journal grew at all, so that the next start applies no
+    /// journal.
+    pub(super) fn final_checkpoint(&self) -> Result<(), EngineError> {
+        self.checkpoint_with(Leaving::Yes)
+    }
+
+    fn checkpoint_with(&self, leaving: Leaving) -> Result<(), EngineError> {
         let _writing = self.checkpointer.writing.lock();
         let tail = self.inflight.safe_tail();
         let (checkpoint, durable) = {
@@ -66,15 +84,25 @@ impl Engine {
         }
         crate::history::crash_point("checkpoint-before-write");
         checkpoint.write(&self.history_dir.join(CHECKPOINT))?;
-        // The rows spent up to the checkpoint leave memory (a restart before the next
-        // checkpoint finds them stored, or spends them again from the journal).
-        if let Err(e) = self.store_spent(checkpoint.ledger_index, 1) {
+        // The rows spent up to the checkpoint leave memory once a batch is held, or all of
+        // them before a ledger checkpoint (a restart finds them stored, or spends them again
+        // from the journal).
+        let ledger_due = self.ledger_checkpoint_due(leaving == Leaving::Yes);
+        let batch = if ledger_due {
+            1
+        } else {
+            super::spent::RUN_BATCH
+        };
+        if let Err(e) = self.store_spent(checkpoint.ledger_index, batch) {
             tracing::error!(
                 ledger_index = checkpoint.ledger_index,
                 "spent outputs stay in memory: {e}"
             );
         }
-        if let Err(e) = self.write_ledger_checkpoint_if_due() {
+        if !ledger_due {
+            return Ok(());
+        }
+        if let Err(e) = self.write_ledger_checkpoint_if_due(leaving == Leaving::Yes) {
             tracing::error!(
                 ledger_index = checkpoint.ledger_index,
                 "ledger checkpoint not written (a restart applies more of the journal): {e}"

@@ -29,6 +29,13 @@ impl Due {
         }
     }
 
+    /// Whether a journal of `journal` bytes grew enough since `last` (length then, size of the
+    /// file written then); `any`: grew at all.
+    fn is_due(&self, last: (u64, u64), journal: u64, any: bool) -> bool {
+        let grown = journal.saturating_sub(last.0);
+        grown > 0 && (any || grown >= self.min_bytes.max(last.1))
+    }
+
     /// The next checkpoint writes one (the journal was rewritten, or the ledger base moved).
     pub(super) fn reset(&self) {
         *self.last.lock() = (0, 0);
@@ -36,11 +43,18 @@ impl Due {
 }
 
 impl Engine {
+    /// True when the journal grew enough for the next ledger checkpoint (`any`: at all).
+    pub(super) fn ledger_checkpoint_due(&self, any: bool) -> bool {
+        let last = *self.ledger_checkpoints.last.lock();
+        let journal = self.read().journal.len_bytes();
+        self.ledger_checkpoints.is_due(last, journal, any)
+    }
+
     /// Writes a ledger checkpoint at the current ledger index when one is due: rows written
     /// under the state read lock (no copy of the ledger is made), made durable and renamed
     /// into place without it. Skipped while the ledger base is being rewritten, and while
     /// spent rows are still held (they must be stored for the checkpoint's index first).
-    pub(super) fn write_ledger_checkpoint_if_due(&self) -> Result<(), EngineError> {
+    pub(super) fn write_ledger_checkpoint_if_due(&self, any: bool) -> Result<(), EngineError> {
         let Some(_moving) = self.spent.moving.try_lock() else {
             return Ok(());
         };
@@ -48,9 +62,9 @@ impl Engine {
         let pending = {
             let st = self.read();
             let journal = st.journal.len_bytes();
-            let grown = journal.saturating_sub(last.0);
-            let due = grown > 0 && grown >= self.ledger_checkpoints.min_bytes.max(last.1);
-            if !due || st.ledger.spent_in_memory() > 0 {
+            if !self.ledger_checkpoints.is_due(*last, journal, any)
+                || st.ledger.spent_in_memory() > 0
+            {
                 return Ok(());
             }
             let ledger_index = st.ledger.ledger_index();

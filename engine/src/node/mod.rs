@@ -433,7 +433,7 @@ impl Engine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.log.sync()?;
-        self.checkpoint()
+        self.final_checkpoint()
     }
 
     // ---- queries -------------------------------------------------------

@@ -33,28 +33,44 @@ impl Engine {
             );
         }
         let start = base.as_ref().unwrap_or(&config.genesis);
+        std::fs::create_dir_all(&history_dir).map_err(|source| EngineError::Io {
+            context: format!("creating {}", history_dir.display()),
+            source,
+        })?;
+        let spent = spent::SpentRows::open(&history_dir)?;
+        // The unspent outputs at a milestone L, when they fit: the journal is then applied
+        // from L + 1 (and only framed up to L).
+        let mut ledger_checkpoint = usable_ledger_checkpoint(
+            &history_dir,
+            config.genesis.milestone_index,
+            start.milestone_index,
+            spent.store.through()?,
+        );
         let (metas, resume, why) = open_history(
             &history_dir,
             &log,
-            config.genesis.milestone_index,
-            start.milestone_index,
+            (config.genesis.milestone_index, start.milestone_index),
+            ledger_checkpoint.as_ref().map(|lc| lc.header.ledger_index),
         )?;
-        let spent = spent::SpentRows::open(&history_dir)?;
-        // The unspent outputs at a milestone up to the checkpoint's, when they can be used:
-        // the journal is then applied from the next one.
-        let ledger_checkpoint = match &resume {
-            Some((checkpoint, ..)) => usable_ledger_checkpoint(
-                &history_dir,
-                config.genesis.milestone_index,
-                start.milestone_index,
-                checkpoint.ledger_index,
-                spent.store.through()?,
-            ),
+        match &resume {
+            Some((checkpoint, ..)) => {
+                if ledger_checkpoint
+                    .as_ref()
+                    .is_some_and(|lc| lc.header.ledger_index > checkpoint.ledger_index)
+                {
+                    tracing::info!(
+                        checkpoint = checkpoint.ledger_index,
+                        "the ledger checkpoint is newer than the checkpoint: the milestone \
+                         journal is applied from the start"
+                    );
+                    ledger_checkpoint = None;
+                }
+            }
             None => {
                 history::ledger_checkpoint::remove(&history_dir)?;
-                None
+                ledger_checkpoint = None;
             }
-        };
+        }
         let coordinator = match (config.coordinator, &config.coordinator_key_file) {
             (false, _) => None,
             (true, Some(file)) => Some(read_key(file)?),
@@ -465,13 +481,9 @@ fn rebuild(why: String) -> String {
 fn open_history(
     dir: &Path,
     log: &Arc<Log>,
-    genesis_index: u32,
-    start_index: u32,
+    (genesis_index, start_index): (u32, u32),
+    ledger_at: Option<u32>,
 ) -> Result<(BlockMetaFiles, Resume, String), EngineError> {
-    std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
-        context: format!("creating {}", dir.display()),
-        source,
-    })?;
     let meta_dir = dir.join(BLOCKMETA);
     let (metas, usable) = match BlockMetaFiles::open(&meta_dir, Arc::clone(log)) {
         Ok(m) => (m, Ok(())),
@@ -512,17 +524,20 @@ fn open_history(
         ));
         return Ok((metas, None, why));
     }
+    // Entries a usable ledger checkpoint covers are only framed (their heads read).
+    let heads_upto = ledger_at
+        .filter(|l| *l <= checkpoint.ledger_index)
+        .unwrap_or(0);
     let mut milestones = Milestones::new(start_index.saturating_add(1));
     let opened = Journal::open_upto(
         &dir.join(JOURNAL),
-        start_index + 1,
-        checkpoint.ledger_index,
-        |e| {
+        (start_index + 1, heads_upto, checkpoint.ledger_index),
+        |index, head| {
             milestones.insert(MilestoneInfo {
-                index: e.index,
-                timestamp: e.timestamp,
-                milestone_id: e.milestone_id,
-                block_id: e.block_id,
+                index,
+                timestamp: head.timestamp,
+                milestone_id: head.milestone_id,
+                block_id: head.block_id,
             });
         },
     );
@@ -646,15 +661,14 @@ fn unspent_state<'a>(
 }
 
 /// The ledger checkpoint in `dir`, if it can open the ledger: of this network, written against
-/// the ledger base the node starts from (`start_index`), at a milestone from there up to the
-/// checkpoint's (`upto`) whose spent rows are all stored (`stored_through`). A damaged file is
-/// logged, naming it, and not used (the journal is then applied from the ledger's start, and
-/// the next checkpoints write a new one).
+/// the ledger base the node starts from (`start_index`), at a milestone from there whose spent
+/// rows are all stored (`stored_through`); the caller also checks that it is not after the
+/// checkpoint. A damaged file is logged, naming it, and not used (the journal is then applied
+/// from the ledger's start, and the next checkpoints write a new one).
 fn usable_ledger_checkpoint(
     dir: &Path,
     genesis_index: u32,
     start_index: u32,
-    upto: u32,
     stored_through: u32,
 ) -> Option<history::ledger_checkpoint::LedgerCheckpoint> {
     let lc = match history::ledger_checkpoint::read(dir) {
@@ -667,15 +681,14 @@ fn usable_ledger_checkpoint(
     let h = lc.header;
     let usable = h.genesis_index == genesis_index
         && h.base_index == start_index
-        && (start_index..=upto).contains(&h.ledger_index)
-        && h.ledger_index <= stored_through;
+        && (start_index..=stored_through).contains(&h.ledger_index);
     if !usable {
         tracing::info!(
             ledger_index = h.ledger_index,
             base_index = h.base_index,
-            checkpoint = upto,
-            "the ledger checkpoint does not fit the history (an older ledger base or a later \
-             milestone): the milestone journal is applied from the start"
+            stored_through,
+            "the ledger checkpoint does not fit the history (an older ledger base, or spent \
+             outputs not stored): the milestone journal is applied from the start"
         );
         return None;
     }

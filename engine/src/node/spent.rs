@@ -9,6 +9,9 @@ use crate::utxo::OutputRow;
 
 /// Spent rows held in memory during an open before they are stored (≈ 200 B each).
 pub(super) const OPEN_BATCH: usize = 1 << 16;
+/// Spent rows held while the node runs before a checkpoint stores them (≈ 0.8 MB): one
+/// durable commit of the store per this many spent outputs, not one per milestone.
+pub(super) const RUN_BATCH: usize = 1 << 12;
 
 /// The store and the lock that keeps its writers apart.
 #[derive(Debug)]
