@@ -48,6 +48,11 @@ impl InFlight {
     }
 
     /// A log position such that every record before it reached the tangle.
+    /// Every record before log position `next` is in the tangle (an open loaded them).
+    pub(crate) fn loaded_before(&self, next: u64) {
+        self.appended.fetch_max(next, Ordering::SeqCst);
+    }
+
     pub(crate) fn safe_tail(&self) -> u64 {
         let bounds = self.bounds.lock();
         let appended = self.appended.load(Ordering::SeqCst);

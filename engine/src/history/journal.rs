@@ -588,6 +588,13 @@ impl Journal {
         self.end
     }
 
+    /// Where the entry after milestone `index`'s starts (the journal's length after it was
+    /// appended); the start of the first entry for an index before it.
+    pub(crate) fn end_of(&self, index: u32) -> u64 {
+        let next = index.saturating_add(1).saturating_sub(self.first_index);
+        self.offsets.get(next as usize).copied().unwrap_or(self.end)
+    }
+
     /// The index of the last entry (the one before the first entry's index when empty).
     pub(crate) fn last_index(&self) -> u32 {
         self.next_index.saturating_sub(1)

@@ -173,8 +173,9 @@ impl Engine {
         });
         let journal_path = history_dir.join(JOURNAL);
         let checkpoint_path = history_dir.join(CHECKPOINT);
+        // The journal written since the ledger checkpoint counts towards the next one.
         let due_from = match (&resume, journal_from > start_index + 1) {
-            (Some((_, journal, _)), true) => journal.len_bytes(),
+            (Some((_, journal, _)), true) => journal.end_of(journal_from - 1),
             _ => 0,
         };
         let (journal, milestones, resume) = match resume {
@@ -300,6 +301,7 @@ impl Engine {
         let reader = self.log.reader();
         for rec in reader.iter() {
             Self::load_record(&mut st, &rec)?;
+            self.inflight.appended(rec.location().to_u64());
         }
         drop(st);
         let confirmed = self.confirm_pending(Replay::Yes);
@@ -370,8 +372,12 @@ impl Engine {
         }
         let tail = Location::from_u64(checkpoint.tail);
         let mut loaded = 0u64;
+        // Every record up to the log's end is in the tangle now: the next checkpoint's tail is
+        // after them, not at the log's start (which would load the whole log again).
+        self.inflight.loaded_before(checkpoint.tail);
         for rec in reader.iter_from(tail) {
             Self::load_record(&mut st, &rec)?;
+            self.inflight.appended(rec.location().to_u64());
             loaded += 1;
         }
         drop(st);

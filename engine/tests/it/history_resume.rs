@@ -471,3 +471,22 @@ fn a_damaged_journal_entry_under_the_ledger_checkpoint_is_named_when_read_and_ne
         assert_eq!(&engine.block_status(b).unwrap(), want);
     }
 }
+
+#[test]
+fn restarts_without_new_blocks_load_no_log_and_apply_no_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    for round in 0..3 {
+        let engine = open(dir.path());
+        match engine.opened() {
+            Some(Opened::Checkpoint {
+                tail: 0,
+                journal_applied: 0,
+                ..
+            }) => {}
+            other => panic!("round {round}: {other:?}"),
+        }
+        assert_eq!(answers(&engine, &h), before, "round {round}");
+        engine.shutdown().unwrap();
+    }
+}
