@@ -106,27 +106,32 @@ impl Engine {
             scoring,
         )
         .with_archive(Box::new(metas));
-        let (ledger, richlist, indexer, journal_from) = match ledger_checkpoint {
-            Some(lc) => {
-                let at = lc.header.ledger_index;
-                let reader = log.reader();
-                let (ledger, richlist, indexer) =
-                    unspent_state(at, g.milestone_index, &lc.outputs, |loc| {
-                        whiteflag::output_bytes(&reader, &g.blob, loc)
-                    })
-                    .map_err(|e| {
-                        EngineError::Inconsistent(format!(
-                            "{}: {e}",
-                            history_dir.join(history::ledger_checkpoint::FILE).display()
-                        ))
-                    })?;
-                tracing::info!(
-                    ledger_index = at,
-                    outputs = lc.outputs.len(),
-                    "the ledger opens at its checkpoint (history/ledger.checkpoint)"
-                );
-                (ledger, richlist, indexer, at + 1)
+        let from_checkpoint = ledger_checkpoint.and_then(|lc| {
+            let at = lc.header.ledger_index;
+            let reader = log.reader();
+            let opened = unspent_state(at, g.milestone_index, &lc.outputs, |loc| {
+                whiteflag::output_bytes(&reader, &g.blob, loc)
+            });
+            match opened {
+                Ok(state) => {
+                    tracing::info!(
+                        ledger_index = at,
+                        outputs = lc.outputs.len(),
+                        "the ledger opens at its checkpoint (history/ledger.checkpoint)"
+                    );
+                    Some((state, at + 1))
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "{}: {e}; not used: the milestone journal is applied from the start",
+                        history_dir.join(history::ledger_checkpoint::FILE).display()
+                    );
+                    None
+                }
             }
+        });
+        let (ledger, richlist, indexer, journal_from) = match from_checkpoint {
+            Some(((ledger, richlist, indexer), from)) => (ledger, richlist, indexer, from),
             None => {
                 let outputs = genesis_outputs(g)?;
                 let (ledger, richlist, indexer) =

@@ -324,6 +324,9 @@ impl Engine {
             if self.shutting_down.load(Ordering::Relaxed) {
                 break;
             }
+            // No spent row moves to the store meanwhile: one copied before this step and
+            // stored after it would come back.
+            let moving = self.spent.moving.lock();
             let (m, b, o) = {
                 let mut st = self.write();
                 milestone = st.milestones.get(step, &st.journal);
@@ -335,6 +338,7 @@ impl Engine {
                 .store
                 .remove_spent(0..=step, None)
                 .map_err(|e| PruneError::Failed(e.to_string()))?;
+            drop(moving);
             (milestones, blocks, outputs) = (milestones + m, blocks + b, outputs + o + stored);
             crate::history::crash_point("prune-before-checkpoint");
             self.checkpoint()
