@@ -17,6 +17,8 @@ pub(super) struct Due {
     // The journal's length at the last ledger checkpoint (0: none written by this process and
     // none opened), and that checkpoint's size.
     last: Mutex<(u64, u64)>,
+    // The ledger base moved: the file in place names the old one, the next checkpoint writes.
+    forced: AtomicBool,
 }
 
 impl Due {
@@ -26,19 +28,24 @@ impl Due {
         Self {
             min_bytes,
             last: Mutex::new((opened_at, 0)),
+            forced: AtomicBool::new(false),
         }
     }
 
     /// Whether a journal of `journal` bytes grew enough since `last` (length then, size of the
     /// file written then); `any`: grew at all.
     fn is_due(&self, last: (u64, u64), journal: u64, any: bool) -> bool {
+        if self.forced.load(Ordering::Acquire) {
+            return true;
+        }
         let grown = journal.saturating_sub(last.0);
         grown > 0 && (any || grown >= self.min_bytes.max(last.1))
     }
 
-    /// The next checkpoint writes one (the journal was rewritten, or the ledger base moved).
-    pub(super) fn reset(&self) {
+    /// The ledger base moved (and the journal was rewritten): the next checkpoint writes one.
+    pub(super) fn force(&self) {
         *self.last.lock() = (0, 0);
+        self.forced.store(true, Ordering::Release);
     }
 }
 
@@ -89,6 +96,9 @@ impl Engine {
         let bytes = pending.bytes();
         pending.commit()?;
         *last = (journal, bytes);
+        self.ledger_checkpoints
+            .forced
+            .store(false, Ordering::Release);
         tracing::debug!(ledger_index, bytes, "ledger checkpoint written");
         Ok(())
     }

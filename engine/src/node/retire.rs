@@ -233,7 +233,7 @@ impl Engine {
         st.base_blob = blob;
         st.base_index = index;
         // A ledger checkpoint names the base its rows' bytes are in: the next one is due now.
-        self.ledger_checkpoints.reset();
+        self.ledger_checkpoints.force();
         if let Some(r) = rewrite {
             st.journal.finish_rewrite(r).map_err(failed)?;
         }

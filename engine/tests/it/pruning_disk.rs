@@ -19,7 +19,17 @@ use crate::dev_net::{self, basic, key, SUPPLY};
 fn config(dir: &Path) -> EngineConfig {
     let mut c = dev_net::config(dir, 5);
     c.log_segment_size = 64 << 10;
+    // Ledger checkpoints only when one must be written: the first, and after a new base.
+    c.ledger_checkpoint_bytes = u64::MAX;
     c
+}
+
+/// The ledger base index and ledger index the ledger checkpoint in `dir` names
+/// (engine/FORMAT.md: header bytes 16..20 and 20..24).
+fn ledger_checkpoint_at(dir: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(dir.join("history/ledger.checkpoint")).unwrap();
+    let field = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    (field(16), field(20))
 }
 
 fn transfer(
@@ -200,6 +210,9 @@ fn pruning_retires_whole_segments_and_every_kept_answer_survives_a_restart() {
         vec![basic(2_000_000, other.address())],
     );
     engine.issue_milestone().unwrap();
+    // The ledger checkpoint written before the prune names the genesis's ledger; the
+    // checkpoint after the new base wrote one that names the base.
+    assert_eq!(ledger_checkpoint_at(dir.path()), (cmi - 20, cmi + 1));
     let spent_after = engine.output(&later).unwrap();
     assert_eq!(spent_after.row.spent.map(|s| s.index), Some(cmi + 1));
     let new_output = blocks::output_id(tx3, 0);
