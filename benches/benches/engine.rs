@@ -51,14 +51,21 @@ fn genesis(keys: &[SigningKey]) -> Genesis {
     .expect("the bench genesis is valid")
 }
 
-fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 32]>) -> Vec<u8> {
-    let id = genesis_output_id(index);
+/// A block whose transaction spends `input` (an output of `AMOUNT` on `key`'s address) into
+/// one output of `AMOUNT` on `to`; returns the block and that output's id.
+fn spend_block(
+    engine: &Engine,
+    key: &SigningKey,
+    input: OutputId,
+    to: [u8; 32],
+    parents: Vec<[u8; 32]>,
+) -> (Vec<u8>, OutputId) {
     let consumed = basic(AMOUNT, key.address());
     let essence = Essence {
         network_id: engine.params().network_id(),
-        inputs: Cow::Owned(vec![UtxoInput::new(id.transaction_id, id.index)]),
+        inputs: Cow::Owned(vec![UtxoInput::new(input.transaction_id, input.index)]),
         inputs_commitment: Hash32::from(inputs_commitment([&consumed]).expect("fixture encodes")),
-        outputs: vec![basic(AMOUNT, [0xab; 32])],
+        outputs: vec![basic(AMOUNT, to)],
         payload: None,
     };
     let sig = key.sign(&essence.signing_hash().expect("fixture encodes"));
@@ -67,14 +74,27 @@ fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 3
         sig,
     )))];
     let tx = Transaction { essence, unlocks };
-    Block {
+    let transaction_id = tx.id().expect("fixture encodes");
+    let block = Block {
         protocol_version: 2,
         parents: parents.into(),
         payload: Some(Payload::Transaction(tx)),
         nonce: 0,
     }
     .to_bytes()
-    .expect("fixture encodes")
+    .expect("fixture encodes");
+    (
+        block,
+        OutputId {
+            transaction_id,
+            index: 0,
+        },
+    )
+}
+
+/// A block spending genesis output `index` (on `key`'s address) to a common address.
+fn tx_block(engine: &Engine, key: &SigningKey, index: usize, parents: Vec<[u8; 32]>) -> Vec<u8> {
+    spend_block(engine, key, genesis_output_id(index), [0xab; 32], parents).0
 }
 
 /// `n` keys, key `i` from the seed `i` (8 bytes little endian, then zeros).
@@ -350,46 +370,6 @@ fn history_config(dir: &std::path::Path, keys: &[SigningKey]) -> EngineConfig {
     cfg
 }
 
-/// A block whose transaction spends `input` (an output of `AMOUNT` on `key`'s address) into
-/// one output of `AMOUNT` on the same address; returns the block and that output's id.
-fn respend_block(
-    engine: &Engine,
-    key: &SigningKey,
-    input: OutputId,
-    parents: Vec<[u8; 32]>,
-) -> (Vec<u8>, OutputId) {
-    let consumed = basic(AMOUNT, key.address());
-    let essence = Essence {
-        network_id: engine.params().network_id(),
-        inputs: Cow::Owned(vec![UtxoInput::new(input.transaction_id, input.index)]),
-        inputs_commitment: Hash32::from(inputs_commitment([&consumed]).expect("fixture encodes")),
-        outputs: vec![basic(AMOUNT, key.address())],
-        payload: None,
-    };
-    let sig = key.sign(&essence.signing_hash().expect("fixture encodes"));
-    let unlocks = vec![Unlock::Signature(Cow::Owned(Ed25519Signature::new(
-        key.public_key(),
-        sig,
-    )))];
-    let tx = Transaction { essence, unlocks };
-    let transaction_id = tx.id().expect("fixture encodes");
-    let block = Block {
-        protocol_version: 2,
-        parents: parents.into(),
-        payload: Some(Payload::Transaction(tx)),
-        nonce: 0,
-    }
-    .to_bytes()
-    .expect("fixture encodes");
-    (
-        block,
-        OutputId {
-            transaction_id,
-            index: 0,
-        },
-    )
-}
-
 /// A history of transactions on a ledger of `HISTORY_KEYS` outputs: `milestones` milestones of
 /// `HISTORY_TXS` transactions, each spending one key's output into a new one for the same key
 /// (the unspent set stays the same size, the spent outputs grow), written by one engine and
@@ -410,8 +390,9 @@ fn history() {
         for m in 0..milestones {
             for k in 0..HISTORY_TXS {
                 let key_index = (m * HISTORY_TXS + k) % HISTORY_KEYS;
+                let key = &keys[key_index];
                 let (b, created) =
-                    respend_block(&engine, &keys[key_index], unspent[key_index], parents);
+                    spend_block(&engine, key, unspent[key_index], key.address(), parents);
                 parents = vec![Block::id_of(&b)];
                 engine.submit_v2(&b).expect("the bench block is accepted");
                 unspent[key_index] = created;

@@ -10,10 +10,11 @@
 //! was written with: its base index is checked on opening.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufReader, Read};
+use std::path::Path;
 
 use super::{fixed_owner, fsync_dir, loc_bytes, Cursor, HistoryError};
+use crate::snapshot::AtomicFile;
 use crate::utxo::NewOutput;
 
 /// The file's name in the history directory.
@@ -105,63 +106,48 @@ fn encode_header(h: &LedgerHeader, rows: u64) -> [u8; HEADER_LEN] {
     b
 }
 
-/// Writes a ledger checkpoint at `dir/ledger.checkpoint`: the rows go to a temporary file
+/// Writes a ledger checkpoint at `dir/ledger.checkpoint`: the rows go to its temporary file
 /// through a buffer (the caller may hold a lock meanwhile: nothing is fsynced here); the
-/// returned [`PendingLedger`] makes it durable and renames it into place.
+/// returned [`PendingLedger`] makes it durable and puts it in place.
 ///
 /// # Errors
-/// I/O failures (the temporary file is then left for the next write to replace).
+/// I/O failures, or fewer or more rows than `count` (the temporary file is then removed).
 pub(crate) fn write_rows(
     dir: &Path,
     header: &LedgerHeader,
     count: usize,
     rows: impl Iterator<Item = BookedOutput>,
 ) -> Result<PendingLedger, HistoryError> {
-    let path = dir.join(FILE);
-    let tmp = path.with_extension("checkpoint.tmp");
-    let io = |e| HistoryError::io("writing", &tmp, e);
-    let file = File::create(&tmp).map_err(|e| HistoryError::io("creating", &tmp, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let failed = |e| HistoryError::Write(Box::new(e));
+    let mut file = AtomicFile::create(&dir.join(FILE)).map_err(failed)?;
     let n = u64::try_from(count).unwrap_or(u64::MAX);
-    w.write_all(&encode_header(header, n)).map_err(io)?;
+    file.write(&encode_header(header, n)).map_err(failed)?;
     let mut crc = crc32fast::Hasher::new();
     let mut row = [0u8; ROW_LEN];
     let mut written = 0usize;
     for (o, booked_index, booked_ts) in rows {
         encode_row(&mut row, (&o, booked_index, booked_ts));
         crc.update(&row);
-        w.write_all(&row).map_err(io)?;
+        file.write(&row).map_err(failed)?;
         written += 1;
     }
     if written != count {
-        return Err(io(std::io::Error::other(format!(
-            "{written} rows given, {count} announced"
-        ))));
+        return Err(failed(
+            file.fail(format!("{written} rows given, {count} announced")),
+        ));
     }
-    w.write_all(&crc.finalize().to_le_bytes()).map_err(io)?;
-    let file = w.into_inner().map_err(|e| io(e.into_error()))?;
-    let bytes = HEADER_LEN as u64 + n * ROW_LEN as u64 + 4;
-    Ok(PendingLedger {
-        file,
-        tmp,
-        path,
-        bytes,
-    })
+    file.write(&crc.finalize().to_le_bytes()).map_err(failed)?;
+    Ok(PendingLedger(file))
 }
 
-/// A ledger checkpoint written but not yet durable nor in place (see [`write_rows`]).
-#[derive(Debug)]
-pub(crate) struct PendingLedger {
-    file: File,
-    tmp: PathBuf,
-    path: PathBuf,
-    bytes: u64,
-}
+/// A ledger checkpoint written but not yet durable nor in place (see [`write_rows`]); dropped
+/// uncommitted, its temporary file is removed.
+pub(crate) struct PendingLedger(AtomicFile);
 
 impl PendingLedger {
     /// The file's size.
     pub(crate) fn bytes(&self) -> u64 {
-        self.bytes
+        self.0.position()
     }
 
     /// Fsyncs the file, renames it over the previous checkpoint and fsyncs the directory.
@@ -169,13 +155,11 @@ impl PendingLedger {
     /// # Errors
     /// I/O failures; the previous file is then still in place.
     pub(crate) fn commit(self) -> Result<(), HistoryError> {
-        self.file
-            .sync_all()
-            .map_err(|e| HistoryError::io("syncing", &self.tmp, e))?;
         super::crash_point("ledger-checkpoint-before-rename");
-        std::fs::rename(&self.tmp, &self.path)
-            .map_err(|e| HistoryError::io("renaming", &self.tmp, e))?;
-        fsync_dir(self.path.parent().unwrap_or(Path::new(".")))
+        self.0
+            .commit()
+            .map(|_| ())
+            .map_err(|e| HistoryError::Write(Box::new(e)))
     }
 }
 

@@ -65,6 +65,9 @@ pub enum HistoryError {
     /// The ledger base (`base.bin`) failed (boxed: the engine's errors stay small).
     #[error(transparent)]
     Base(Box<BaseError>),
+    /// A file written whole under a temporary name (`ledger.checkpoint`) failed.
+    #[error(transparent)]
+    Write(Box<crate::snapshot::SnapshotError>),
 }
 
 impl From<BaseError> for HistoryError {

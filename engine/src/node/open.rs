@@ -304,9 +304,14 @@ impl Engine {
         let mut st = self.write();
         st.tangle.begin_bulk_load();
         let reader = self.log.reader();
+        let mut last = None;
         for rec in reader.iter() {
             Self::load_record(&mut st, &rec)?;
-            self.inflight.appended(rec.location().to_u64());
+            last = Some(rec.location().to_u64());
+        }
+        // Every record is in the tangle now: the next checkpoint's tail is after them.
+        if let Some(last) = last {
+            self.inflight.appended(last);
         }
         drop(st);
         let confirmed = self.confirm_pending(Replay::Yes);
@@ -377,13 +382,17 @@ impl Engine {
         }
         let tail = Location::from_u64(checkpoint.tail);
         let mut loaded = 0u64;
+        let mut last = None;
+        for rec in reader.iter_from(tail) {
+            Self::load_record(&mut st, &rec)?;
+            last = Some(rec.location().to_u64());
+            loaded += 1;
+        }
         // Every record up to the log's end is in the tangle now: the next checkpoint's tail is
         // after them, not at the log's start (which would load the whole log again).
         self.inflight.loaded_before(checkpoint.tail);
-        for rec in reader.iter_from(tail) {
-            Self::load_record(&mut st, &rec)?;
-            self.inflight.appended(rec.location().to_u64());
-            loaded += 1;
+        if let Some(last) = last {
+            self.inflight.appended(last);
         }
         drop(st);
         tracing::info!(

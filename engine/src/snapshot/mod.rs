@@ -22,6 +22,7 @@ mod source;
 mod write;
 
 pub use atomic::temporary_path;
+pub(crate) use atomic::AtomicFile;
 pub use error::SnapshotError;
 pub use format::{
     DeltaHeader, FullHeader, MilestoneDiff, ProtocolParametersOption, SnapshotOutput,

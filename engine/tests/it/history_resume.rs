@@ -123,6 +123,16 @@ fn stopped_history(dir: &Path) -> (History, Answers) {
     (h, before)
 }
 
+/// The journal entries the open of `engine` applied (it must have resumed from a checkpoint).
+fn journal_applied(engine: &Engine) -> u32 {
+    match engine.opened() {
+        Some(Opened::Checkpoint {
+            journal_applied, ..
+        }) => *journal_applied,
+        other => panic!("not resumed from a checkpoint: {other:?}"),
+    }
+}
+
 fn history_file(dir: &Path, name: &str) -> PathBuf {
     dir.join("history").join(name)
 }
@@ -396,23 +406,13 @@ fn a_damaged_ledger_checkpoint_is_named_and_the_whole_journal_applied() {
     for at in [20, len / 2, len - 2] {
         flip(&file, at);
         let engine = open(dir.path());
-        match engine.opened() {
-            Some(Opened::Checkpoint {
-                journal_applied, ..
-            }) => assert_eq!(*journal_applied, MILESTONES, "byte {at}"),
-            other => panic!("byte {at}: {other:?}"),
-        }
+        assert_eq!(journal_applied(&engine), MILESTONES, "byte {at}");
         assert_eq!(answers(&engine, &h), before, "byte {at}");
         engine.shutdown().unwrap();
         drop(engine);
         // The shutdown's checkpoint wrote a good one again: the next open uses it.
         let engine = open(dir.path());
-        match engine.opened() {
-            Some(Opened::Checkpoint {
-                journal_applied, ..
-            }) => assert_eq!(*journal_applied, 0, "after byte {at}"),
-            other => panic!("after byte {at}: {other:?}"),
-        }
+        assert_eq!(journal_applied(&engine), 0, "after byte {at}");
         assert_eq!(answers(&engine, &h), before, "after byte {at}");
         engine.shutdown().unwrap();
     }
@@ -430,12 +430,7 @@ fn a_damaged_journal_entry_under_the_ledger_checkpoint_is_named_when_read_and_ne
     flip(&journal, 32 + 8 + len1 + 8 + 72 + 3);
     let engine = open(dir.path());
     // The open only framed the entries the ledger checkpoint covers.
-    match engine.opened() {
-        Some(Opened::Checkpoint {
-            journal_applied: 0, ..
-        }) => {}
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(journal_applied(&engine), 0);
     // Milestone 2 is not served (its entry fails its checksum on each read) ...
     assert_eq!(engine.milestone_by_index(2), None);
     assert_eq!(engine.utxo_changes(2), None);
