@@ -474,6 +474,103 @@ fn history_open(arg: &str) {
     engine.shutdown().expect("a clean stop");
 }
 
+/// Milestones of the two histories `milestones` compares (no transactions).
+const MILESTONE_LENGTHS: [usize; 2] = [20_000, 100_000];
+/// Child-process mode of `milestones`: open the data directory given and measure.
+const MILESTONES_OPEN: &str = "LEDGER_BENCH_MILESTONES_OPEN";
+
+/// The engine configuration of `milestones` for `dir`.
+fn milestones_config(dir: &std::path::Path) -> EngineConfig {
+    let mut cfg = EngineConfig::dev(dir);
+    cfg.durability = Durability::Deferred { interval_ms: 100 };
+    // A checkpoint (and its fsyncs) per 100 milestones: the build is the issuing, not the disk.
+    cfg.checkpoint_interval = 100;
+    cfg
+}
+
+/// A history of empty milestones, `MILESTONE_LENGTHS` long, written by one engine; then, in a
+/// fresh process each (this bench binary again), after a stop without a final checkpoint and
+/// after a clean one: the time to open it, RssAnon after the open (the difference between the
+/// two lengths, per milestone, is what each milestone costs in memory), and lookups of
+/// milestones from the oldest tenth by index and by id.
+fn milestone_history() {
+    if let Ok(arg) = std::env::var(MILESTONES_OPEN) {
+        return milestones_open(&arg);
+    }
+    for milestones in MILESTONE_LENGTHS {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let engine = Engine::open(milestones_config(dir.path())).expect("the engine opens");
+        let built = Instant::now();
+        for _ in 0..milestones {
+            engine.issue_milestone().expect("a milestone");
+        }
+        let built = built.elapsed();
+        drop(engine);
+        println!("history of {milestones} milestones (built in {built:.1?}):");
+        for label in [
+            "after a stop without a final checkpoint",
+            "after a clean stop",
+        ] {
+            let exe = std::env::current_exe().expect("this bench binary");
+            let out = std::process::Command::new(exe)
+                .arg("--bench")
+                .arg("milestones")
+                .env(MILESTONES_OPEN, dir.path())
+                .output()
+                .expect("the measuring child runs");
+            println!(
+                " {label}:\n{}",
+                String::from_utf8_lossy(&out.stdout).trim_end()
+            );
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+/// The child of [`milestone_history`]: the data directory.
+fn milestones_open(dir: &str) {
+    let before = rss_anon_kib();
+    let t = Instant::now();
+    let engine =
+        Engine::open(milestones_config(std::path::Path::new(dir))).expect("the engine opens");
+    let opened = t.elapsed();
+    let after = rss_anon_kib();
+    let latest = engine.latest_milestone().expect("milestones").index;
+    let old: Vec<u32> = (1..=latest / 10).step_by(7).collect();
+    let mut by_index = Vec::with_capacity(old.len());
+    let mut by_id = Vec::with_capacity(old.len());
+    for i in &old {
+        let t = Instant::now();
+        let m = engine.milestone_by_index(*i).expect("an old milestone");
+        by_index.push(t.elapsed());
+        let t = Instant::now();
+        let again = engine.milestone_by_id(&m.milestone_id);
+        by_id.push(t.elapsed());
+        assert_eq!(again, Some(m));
+    }
+    let p = |v: &mut Vec<Duration>, q: f64| {
+        v.sort();
+        v[((v.len() - 1) as f64 * q) as usize]
+    };
+    println!(
+        "  open {opened:.3?} ({:?})\n  RssAnon after the open {:.1} MiB, +{:.1} MiB by the open\n  \
+         {} old milestones: by index p50 {:.2?} p99 {:.2?}, by id p50 {:.2?} p99 {:.2?}",
+        engine.opened(),
+        after as f64 / 1024.0,
+        after.saturating_sub(before) as f64 / 1024.0,
+        old.len(),
+        p(&mut by_index, 0.5),
+        p(&mut by_index, 0.99),
+        p(&mut by_id, 0.5),
+        p(&mut by_id, 0.99),
+    );
+    engine.shutdown().expect("a clean stop");
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench binaries without `--bench`: nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -494,5 +591,8 @@ fn main() {
     }
     if want("history") {
         history();
+    }
+    if want("milestones") {
+        milestone_history();
     }
 }

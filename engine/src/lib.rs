@@ -83,8 +83,9 @@ pub use node::{
     BlockStatus, BroadcastHook, ConfirmedMilestone, Engine, EngineConfig, EventHook, GossipStored,
     MilestoneDiff, MilestoneInfo, Opened, OutputRead, PowStep, Prepared, PruneError, PruneTarget,
     PruningConfig, RecentConfirmation, Submitted, SyncState, UtxoChanges, V2Draft, V2Fields,
-    V3Submitted, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEDGER_CHECKPOINT_BYTES,
-    DEFAULT_LOG_SEGMENT_SIZE, PRUNING_MARGIN, PRUNING_MIN_STEP, RECENT_CONFIRMATIONS,
+    V3Submitted, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_HISTORY_CACHE_BYTES,
+    DEFAULT_LEDGER_CHECKPOINT_BYTES, DEFAULT_LOG_SEGMENT_SIZE, PRUNING_MARGIN, PRUNING_MIN_STEP,
+    RECENT_CONFIRMATIONS,
 };
 pub use node::{
     SnapshotConfig, SnapshotCreateError, SnapshotWritten, DEFAULT_DELTA_THRESHOLD_PERCENTAGE,

@@ -393,6 +393,12 @@ pub struct RunArgs {
     )]
     pub ledger_checkpoint_journal_size: Option<String>,
 
+    /// Heap the history stores on disk (spent outputs, milestone index) may use for their page
+    /// caches together, in binary units; what is not cached is read from the files through
+    /// the kernel's page cache [default: 16MB].
+    #[arg(long, env = "LEDGER_NODE_HISTORY_CACHE_SIZE", value_name = "SIZE")]
+    pub history_cache_size: Option<String>,
+
     /// Directory of the automatic snapshot files (full_snapshot.bin, delta_snapshot.bin) and
     /// of those POST /control/snapshots/create writes [default: DATA_DIR/snapshots].
     #[arg(long, env = "LEDGER_NODE_SNAPSHOT_DIR", value_name = "DIR")]
@@ -586,6 +592,7 @@ impl RunArgs {
             ledger_checkpoint_journal_size: self
                 .ledger_checkpoint_journal_size
                 .or(lower.ledger_checkpoint_journal_size),
+            history_cache_size: self.history_cache_size.or(lower.history_cache_size),
         }
     }
 }

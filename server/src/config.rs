@@ -112,6 +112,8 @@ pub struct NodeConfig {
     pub log_segment_size: u32,
     /// Milestone journal bytes between two ledger checkpoints.
     pub ledger_checkpoint_journal_size: u64,
+    /// Page cache bytes of the history stores.
+    pub history_cache_size: usize,
 }
 
 /// The size of new log segment files given as `--log-segment-size`, checked.
@@ -139,6 +141,22 @@ fn ledger_checkpoint_journal_size(args: &RunArgs) -> Result<u64, ConfigError> {
         name: "ledger-checkpoint-journal-size",
         reason: "expected a size in binary units, like 8MB, or 0",
     })
+}
+
+/// `--history-cache-size`, checked.
+fn history_cache_size(args: &RunArgs) -> Result<usize, ConfigError> {
+    let invalid = || ConfigError::Invalid {
+        name: "history-cache-size",
+        reason: "expected a size in binary units from 1MB to 64GB, like 16MB",
+    };
+    let Some(text) = args.history_cache_size.as_deref() else {
+        return Ok(ledger_engine::DEFAULT_HISTORY_CACHE_BYTES);
+    };
+    let bytes = ledger_engine::PruneTarget::parse_size(text).map_err(|_| invalid())?;
+    if !(1 << 20..=64 << 30).contains(&bytes) {
+        return Err(invalid());
+    }
+    usize::try_from(bytes).map_err(|_| invalid())
 }
 
 /// Default of `--pruning-target-size` (Hornet's).
@@ -218,6 +236,7 @@ impl NodeConfig {
         let snapshots = snapshot_config(&args, &data_dir);
         let log_segment_size = log_segment_size(&args)?;
         let ledger_checkpoint_journal_size = ledger_checkpoint_journal_size(&args)?;
+        let history_cache_size = history_cache_size(&args)?;
         let pow_workers = at_least_one("pow-workers", args.pow_workers)?
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let api_body_limit =
@@ -334,6 +353,7 @@ impl NodeConfig {
             snapshots,
             log_segment_size,
             ledger_checkpoint_journal_size,
+            history_cache_size,
             data_dir,
             genesis: args.genesis,
             snapshot_full: args.snapshot_full,

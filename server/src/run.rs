@@ -173,6 +173,7 @@ pub fn open_engine(config: &NodeConfig) -> Result<Arc<Engine>, RunError> {
     engine_config.durability = config.log_durability;
     engine_config.log_segment_size = config.log_segment_size;
     engine_config.ledger_checkpoint_bytes = config.ledger_checkpoint_journal_size;
+    engine_config.history_cache_bytes = config.history_cache_size;
     Ok(Engine::open(engine_config)?)
 }
 

@@ -13,10 +13,13 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::tangle::BlockId;
 use crate::utxo::{AddressBytes, NewOutput, OutputId};
 
+use super::entry_offsets::{EntryOffsets, RangePositions};
+use super::milestone_index::MilestoneIndex;
 use super::{fsync_dir, Cursor, HistoryError};
 
 /// Magic of the journal file.
@@ -222,16 +225,32 @@ pub(crate) struct Journal {
     next_index: u32,
     /// The index of the first entry.
     first_index: u32,
-    /// Where each entry starts, by index from `first_index` (8 bytes per milestone: what a
-    /// milestone's answers need to find its entry).
-    offsets: Vec<u64>,
+    /// Where each entry starts and whose milestone it is: in the milestone index, the entries
+    /// since its last commit in memory.
+    offsets: EntryOffsets,
     buf: Vec<u8>,
+}
+
+/// A journal as [`Journal::open_upto`] opened it.
+#[derive(Debug)]
+pub(crate) struct OpenedJournal {
+    pub(crate) journal: Journal,
+    /// The head of milestone `upto`'s entry (`None` when `upto` is below `from`).
+    pub(crate) last: Option<EntryHead>,
+    /// How many entries were framed or read (those the milestone index did not cover).
+    pub(crate) framed: u32,
 }
 
 impl Journal {
     /// Creates an empty journal whose first entry will be milestone `first_index`, replacing
-    /// any file at `path` (crash-safely: temporary name, fsync, rename, fsync of the directory).
-    pub(crate) fn create(path: &Path, first_index: u32) -> Result<Self, HistoryError> {
+    /// any file at `path` (crash-safely: temporary name, fsync, rename, fsync of the directory),
+    /// and empties the milestone `index` of the journal it replaces.
+    pub(crate) fn create(
+        path: &Path,
+        first_index: u32,
+        index: Arc<MilestoneIndex>,
+    ) -> Result<Self, HistoryError> {
+        index.clear()?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = path.with_extension("journal.tmp");
         {
@@ -253,7 +272,7 @@ impl Journal {
             end: HEADER_LEN,
             next_index: first_index,
             first_index,
-            offsets: Vec::new(),
+            offsets: EntryOffsets::new(index, 0, first_index),
             buf: Vec::new(),
         })
     }
@@ -264,19 +283,19 @@ impl Journal {
     /// not kept ([`Journal::replay`] reads them again to apply them): memory does not grow
     /// with the journal. Entries up to `heads_upto` (those a ledger checkpoint covers: never
     /// applied again) are only framed and their heads read, their bodies skipped (every later
-    /// read of one checks its checksum); later ones are checked whole. `seen` is shown the
-    /// head of each one from `from` on (the open takes the milestones' identities from them).
-    /// Returns the journal and the block id of milestone `upto`'s entry (`None` when `upto`
-    /// is below `from`).
+    /// read of one checks its checksum); later ones are checked whole. Entries the milestone
+    /// `index` already holds, up to `heads_upto`, are not even framed: the open starts after
+    /// the last of them, once that row is checked against the entry it names (a row that does
+    /// not match is logged, and the index emptied and filled again from the journal).
     ///
     /// # Errors
     /// I/O failures, or a journal that does not hold every entry up to `upto` intact
     /// ([`HistoryError::Damaged`], naming the file).
     pub(crate) fn open_upto(
         path: &Path,
+        index: Arc<MilestoneIndex>,
         (from, heads_upto, upto): (u32, u32, u32),
-        mut seen: impl FnMut(u32, &EntryHead),
-    ) -> Result<(Self, Option<BlockId>), HistoryError> {
+    ) -> Result<OpenedJournal, HistoryError> {
         let damaged = |why: String| damaged(path, why);
         let file = OpenOptions::new()
             .read(true)
@@ -307,12 +326,19 @@ impl Journal {
         let reading = file
             .try_clone()
             .map_err(|e| HistoryError::io("opening", path, e))?;
-        let mut frames = FrameReader::new(reading, path, HEADER_LEN);
-        let mut offsets = Vec::new();
-        let mut last_block = None;
+        let limit = heads_upto.min(upto);
+        let (mut offsets, start) = start_point(&file, path, index, first_index, limit)?;
+        let mut frames = FrameReader::new(reading, path, start.map_or(HEADER_LEN, |s| s.1));
+        let mut last = None;
         let mut next = first_index;
+        if let Some((stored, _)) = start {
+            // The entry the last stored row names: its head, and the frames after it.
+            last = Some(frames.next_head(stored)?);
+            next = stored + 1;
+        }
+        let mut framed = 0;
         while next <= upto {
-            offsets.push(frames.at);
+            let at = frames.at;
             let head = if next <= heads_upto {
                 frames.next_head(next)?
             } else {
@@ -323,12 +349,12 @@ impl Journal {
                     block_id: e.block_id,
                 }
             };
-            if next >= from {
-                last_block = Some(head.block_id);
-                seen(next, &head);
-            }
+            offsets.push(next, at, head.milestone_id);
+            last = Some(head);
+            framed += 1;
             next += 1;
         }
+        let last = last.filter(|_| upto >= from && upto >= first_index);
         let end = frames.at;
         // Skipped bodies were not read: the last one must still end inside the file.
         let len = file
@@ -343,8 +369,8 @@ impl Journal {
         file.set_len(end)
             .and_then(|()| file.sync_data())
             .map_err(|e| HistoryError::io("truncating", path, e))?;
-        Ok((
-            Self {
+        Ok(OpenedJournal {
+            journal: Self {
                 path: path.to_path_buf(),
                 file,
                 end,
@@ -353,22 +379,19 @@ impl Journal {
                 offsets,
                 buf: Vec::new(),
             },
-            last_block,
-        ))
+            last,
+            framed,
+        })
     }
 
     /// The entries of milestones `from` to the last, read again one at a time (buffered),
     /// each checked as [`Journal::open_upto`] checks it.
     ///
     /// # Errors
-    /// The file handle could not be made.
+    /// The file handle could not be made, or the milestone index cannot be read.
     pub(crate) fn replay(&self, from: u32) -> Result<ReplayEntries, HistoryError> {
         let from = from.max(self.first_index);
-        let at = self
-            .offsets
-            .get((from - self.first_index) as usize)
-            .copied()
-            .unwrap_or(self.end);
+        let at = self.position(from)?.unwrap_or(self.end);
         let file = self
             .file
             .try_clone()
@@ -391,13 +414,12 @@ impl Journal {
     /// `None` when the journal starts at `first` or later already.
     ///
     /// # Errors
-    /// The handle could not be made.
+    /// The handle could not be made, or the milestone index cannot be read.
     pub(crate) fn begin_rewrite(&self, first: u32) -> Result<Option<Rewrite>, HistoryError> {
         if first <= self.first_index {
             return Ok(None);
         }
-        let skip = (first - self.first_index) as usize;
-        let start = self.offsets.get(skip).copied().unwrap_or(self.end);
+        let start = self.position(first)?.unwrap_or(self.end);
         let source = self
             .file
             .try_clone()
@@ -449,12 +471,8 @@ impl Journal {
             .write(true)
             .open(&self.path)
             .map_err(|e| HistoryError::io("opening", &self.path, e))?;
-        let skip = (first - self.first_index) as usize;
         let shift = start - HEADER_LEN;
-        self.offsets = self.offsets.split_off(skip.min(self.offsets.len()));
-        for o in &mut self.offsets {
-            *o -= shift;
-        }
+        self.offsets.rewritten(shift);
         self.end -= shift;
         self.first_index = first;
         self.next_index = self.next_index.max(first);
@@ -494,7 +512,7 @@ impl Journal {
         let frame = buf.len() as u64;
         self.buf = buf;
         written.map_err(|e| HistoryError::io("writing", &self.path, e))?;
-        self.offsets.push(self.end);
+        self.offsets.push(e.index, self.end, e.milestone_id);
         self.end += frame;
         self.next_index += 1;
         Ok(())
@@ -534,10 +552,47 @@ impl Journal {
         Entries {
             file: &self.file,
             path: &self.path,
-            first: self.first_index,
-            offsets: &self.offsets,
+            positions: Positions::Journal(&self.offsets, self.first_index),
             end: self.end,
         }
+    }
+
+    /// Where milestone `index`'s entry starts in the file; `None` when not held.
+    fn position(&self, index: u32) -> Result<Option<u64>, HistoryError> {
+        self.offsets.position(index, self.first_index)
+    }
+
+    /// The index of the milestone whose entry has id `id` (checked against the entry by
+    /// the caller, which reads it anyway); `None` when not held.
+    ///
+    /// # Errors
+    /// The milestone index cannot be read.
+    pub(crate) fn index_of(&self, id: &[u8; 32]) -> Result<Option<u32>, HistoryError> {
+        let index = self.offsets.index_of(id)?;
+        Ok(index.filter(|i| (self.first_index..self.next_index).contains(i)))
+    }
+
+    /// The milestone index the entries' rows are stored in.
+    pub(crate) fn milestone_index(&self) -> &Arc<MilestoneIndex> {
+        self.offsets.store()
+    }
+
+    /// The rows held in memory of milestones at or below `through`, and the journal's first
+    /// index (rows below it are no longer needed): what the next commit of the milestone
+    /// index stores ([`MilestoneIndex::store`], outside the state lock), after which
+    /// [`Journal::index_stored`] lets them go.
+    pub(crate) fn index_rows(&self, through: u32) -> (Vec<super::IndexRow>, u32) {
+        (self.offsets.rows_through(through), self.first_index)
+    }
+
+    /// How many milestones' rows are held in memory.
+    pub(crate) fn index_rows_held(&self) -> usize {
+        self.offsets.tail_len()
+    }
+
+    /// The rows of milestones at or below `through` are stored in the milestone index.
+    pub(crate) fn index_stored(&mut self, through: u32) {
+        self.offsets.stored_through(through);
     }
 
     /// A reader of the entries of milestones `from..=upto` (those the journal holds) that
@@ -545,19 +600,11 @@ impl Journal {
     /// and a rewrite replaces the file by name while the reader keeps the one it opened.
     ///
     /// # Errors
-    /// The file handle could not be made.
+    /// The file handle could not be made, or the milestone index cannot be read.
     pub(crate) fn reader(&self, from: u32, upto: u32) -> Result<EntryReader, HistoryError> {
         let from = from.max(self.first_index);
-        let skip = (from - self.first_index) as usize;
-        let take = (upto.saturating_add(1).saturating_sub(from)) as usize;
-        let offsets = self
-            .offsets
-            .get(skip..)
-            .unwrap_or_default()
-            .iter()
-            .take(take)
-            .copied()
-            .collect();
+        let upto = upto.min(self.last_index());
+        let positions = self.offsets.range(from, upto)?;
         let file = self
             .file
             .try_clone()
@@ -565,8 +612,7 @@ impl Journal {
         Ok(EntryReader {
             path: self.path.clone(),
             file,
-            first: from,
-            offsets,
+            positions,
             end: self.end,
         })
     }
@@ -590,9 +636,12 @@ impl Journal {
 
     /// Where the entry after milestone `index`'s starts (the journal's length after it was
     /// appended); the start of the first entry for an index before it.
-    pub(crate) fn end_of(&self, index: u32) -> u64 {
-        let next = index.saturating_add(1).saturating_sub(self.first_index);
-        self.offsets.get(next as usize).copied().unwrap_or(self.end)
+    ///
+    /// # Errors
+    /// The milestone index cannot be read.
+    pub(crate) fn end_of(&self, index: u32) -> Result<u64, HistoryError> {
+        let next = index.saturating_add(1).max(self.first_index);
+        Ok(self.position(next)?.unwrap_or(self.end))
     }
 
     /// The index of the last entry (the one before the first entry's index when empty).
@@ -606,8 +655,7 @@ impl Journal {
 pub(crate) struct EntryReader {
     path: PathBuf,
     file: File,
-    first: u32,
-    offsets: Vec<u64>,
+    positions: RangePositions,
     end: u64,
 }
 
@@ -627,19 +675,32 @@ impl EntryReader {
         Entries {
             file: &self.file,
             path: &self.path,
-            first: self.first,
-            offsets: &self.offsets,
+            positions: Positions::Range(&self.positions),
             end: self.end,
         }
     }
 }
 
-/// Where the entries from milestone `first` on start in `file` (which ends at `end`).
+/// Where entries start: the journal's (which starts at the index given), or a range's.
+enum Positions<'a> {
+    Journal(&'a EntryOffsets, u32),
+    Range(&'a RangePositions),
+}
+
+impl Positions<'_> {
+    fn of(&self, index: u32) -> Result<Option<u64>, HistoryError> {
+        match self {
+            Self::Journal(offsets, first) => offsets.position(index, *first),
+            Self::Range(range) => range.position(index),
+        }
+    }
+}
+
+/// Where the entries start in `file` (which ends at `end`).
 struct Entries<'a> {
     file: &'a File,
     path: &'a Path,
-    first: u32,
-    offsets: &'a [u64],
+    positions: Positions<'a>,
     end: u64,
 }
 
@@ -650,10 +711,7 @@ impl Entries<'_> {
         index: u32,
         decode: impl FnOnce(&[u8]) -> Result<T, String>,
     ) -> Result<Option<T>, HistoryError> {
-        let at = index
-            .checked_sub(self.first)
-            .and_then(|k| self.offsets.get(k as usize))
-            .copied();
+        let at = self.positions.of(index)?;
         at.map(|at| read_frame(self.file, self.path, (at, self.end), index, decode))
             .transpose()
     }
@@ -674,6 +732,89 @@ impl Entries<'_> {
             JournalEntry::decode_balance_changes(body, index)
         })
     }
+}
+
+/// Where an open of the journal (whose first entry is `first_index`) starts framing, with the
+/// entry offsets it continues: after the highest milestone at or below `limit` the milestone
+/// `index` holds, when that row and the first entry's name the entries they point at (the
+/// milestone and its position are returned; rows above it, which a resume makes again, are
+/// removed); otherwise at the first entry, the index emptied (a row that does not match is
+/// logged, naming the index).
+fn start_point(
+    file: &File,
+    path: &Path,
+    index: Arc<MilestoneIndex>,
+    first_index: u32,
+    limit: u32,
+) -> Result<(EntryOffsets, Option<(u32, u64)>), HistoryError> {
+    match stored_start(file, path, &index, first_index, limit) {
+        Ok(Some((bias, stored, at))) => {
+            if index.last()? > Some(stored) {
+                index.truncate_after(stored)?;
+            }
+            let offsets = EntryOffsets::new(index, bias, stored + 1);
+            return Ok((offsets, Some((stored, at))));
+        }
+        Ok(None) => {}
+        Err(e @ HistoryError::Damaged { .. }) => {
+            tracing::warn!("{e}: it is emptied and filled again from the journal");
+        }
+        Err(e) => return Err(e),
+    }
+    if index.last()?.is_some() {
+        index.clear()?;
+    }
+    Ok((EntryOffsets::new(index, 0, first_index), None))
+}
+
+/// The bias, milestone and position [`start_point`] starts from, `None` when the index holds
+/// no usable row.
+fn stored_start(
+    file: &File,
+    path: &Path,
+    index: &MilestoneIndex,
+    first_index: u32,
+    limit: u32,
+) -> Result<Option<(u64, u32, u64)>, HistoryError> {
+    let Some(last) = index.last()? else {
+        return Ok(None);
+    };
+    let stored = last.min(limit);
+    if stored < first_index {
+        return Ok(None);
+    }
+    // No row for the first entry: the journal was rewritten after the index's last commit.
+    let Some(first) = index.get(first_index)? else {
+        return Ok(None);
+    };
+    let row = index.get(stored)?;
+    let damaged = |why: String| HistoryError::Damaged {
+        path: index.path().to_path_buf(),
+        why,
+    };
+    let row = row.ok_or_else(|| damaged(format!("no row for milestone {stored}")))?;
+    let bias = first.offset.checked_sub(HEADER_LEN).ok_or_else(|| {
+        damaged(format!(
+            "the row of milestone {first_index} lies before the journal"
+        ))
+    })?;
+    let len = file
+        .metadata()
+        .map_err(|e| HistoryError::io("reading", path, e))?
+        .len();
+    for r in [first, row] {
+        let at = r.offset.saturating_sub(bias);
+        let head = read_frame(file, path, (at, len), r.index, |body| {
+            JournalEntry::decode_head(body, r.index)
+        });
+        if !head.is_ok_and(|h| h.milestone_id == r.milestone_id) {
+            return Err(damaged(format!(
+                "the row of milestone {} does not name its journal entry",
+                r.index
+            )));
+        }
+    }
+    Ok(Some((bias, stored, row.offset - bias)))
 }
 
 /// Reads and checks the body of the entry of milestone `index` framed at offset `at` of
@@ -934,6 +1075,7 @@ impl Rewrite {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::IndexRow;
     use crate::utxo::BytesLoc;
 
     /// The journal opened up to `upto`, and its entries from `from` read back as a restart
@@ -943,10 +1085,28 @@ mod tests {
         from: u32,
         upto: u32,
     ) -> Result<(Journal, Vec<JournalEntry>), HistoryError> {
-        let (journal, last_block) = Journal::open_upto(path, (from, 0, upto), |_, _| {})?;
-        let entries = journal.replay(from)?.collect::<Result<Vec<_>, _>>()?;
-        assert_eq!(last_block, entries.last().map(|e| e.block_id));
-        Ok((journal, entries))
+        let opened = Journal::open_upto(path, index_of(path), (from, 0, upto))?;
+        let entries = opened
+            .journal
+            .replay(from)?
+            .collect::<Result<Vec<_>, _>>()?;
+        assert_eq!(
+            opened.last.map(|h| h.block_id),
+            entries.last().map(|e| e.block_id)
+        );
+        Ok((opened.journal, entries))
+    }
+
+    /// The milestone index beside the journal at `path`.
+    fn index_of(path: &Path) -> Arc<MilestoneIndex> {
+        Arc::new(MilestoneIndex::open(&path.with_extension("redb"), 1 << 20).unwrap())
+    }
+
+    /// Stores the rows `j` holds up to `through` in its milestone index, as a checkpoint does.
+    fn store_rows(j: &mut Journal, through: u32) {
+        let (rows, first) = j.index_rows(through);
+        j.milestone_index().store(&rows, first).unwrap();
+        j.index_stored(through);
     }
 
     fn entry(index: u32) -> JournalEntry {
@@ -1015,7 +1175,7 @@ mod tests {
             .chain(std::iter::once(big))
             .chain((3..=2_000).map(entry))
             .collect();
-        let mut j = Journal::create(&path, 1).unwrap();
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
         for e in &want {
             j.append(e).unwrap();
         }
@@ -1032,7 +1192,7 @@ mod tests {
         let inside = HEADER_LEN as usize + 300_000;
         bytes[inside] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let err = Journal::open_upto(&path, (1, 0, 2_000), |_, _| {})
+        let err = Journal::open_upto(&path, index_of(&path), (1, 0, 2_000))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1040,15 +1200,15 @@ mod tests {
             "{err}"
         );
         // Entries up to 1 000 only framed (a ledger checkpoint covers them): the damage in the
-        // large entry's body is not met at the open, every head is seen, and reading the
-        // entry names it.
-        let mut heads = Vec::new();
-        let (j, _) = Journal::open_upto(&path, (1, 1_000, 2_000), |i, h| {
-            heads.push((i, h.milestone_id));
-        })
-        .unwrap();
-        let want_heads: Vec<_> = want.iter().map(|e| (e.index, e.milestone_id)).collect();
-        assert!(heads == want_heads, "heads differ");
+        // large entry's body is not met at the open, every other entry is found where it
+        // starts, and reading the damaged one names it.
+        let opened = Journal::open_upto(&path, index_of(&path), (1, 1_000, 2_000)).unwrap();
+        assert_eq!(opened.framed, 2_000);
+        let j = opened.journal;
+        for e in want.iter().filter(|e| e.index != 2) {
+            let head = j.read_head(e.index).unwrap().unwrap();
+            assert_eq!(head.milestone_id, e.milestone_id, "milestone {}", e.index);
+        }
         let err = j.read_entry(2).unwrap_err().to_string();
         assert!(err.contains("milestone 2 fails its checksum"), "{err}");
         assert_eq!(j.read_entry(3).unwrap(), Some(want[2].clone()));
@@ -1056,7 +1216,7 @@ mod tests {
         drop(j);
         let cut = bytes.len() - 10;
         std::fs::write(&path, &bytes[..cut]).unwrap();
-        let err = Journal::open_upto(&path, (1, 2_000, 2_000), |_, _| {})
+        let err = Journal::open_upto(&path, index_of(&path), (1, 2_000, 2_000))
             .unwrap_err()
             .to_string();
         assert!(err.contains("inside the entry of milestone 2000"), "{err}");
@@ -1066,7 +1226,7 @@ mod tests {
     fn entries_come_back_and_later_ones_are_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("milestones.journal");
-        let mut j = Journal::create(&path, 1).unwrap();
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
         for i in 1..=5 {
             j.append(&entry(i)).unwrap();
         }
@@ -1096,7 +1256,7 @@ mod tests {
     fn a_rewrite_keeps_the_entries_after_a_new_base_and_an_old_journal_still_opens() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("milestones.journal");
-        let mut j = Journal::create(&path, 1).unwrap();
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
         for i in 1..=6 {
             j.append(&entry(i)).unwrap();
         }
@@ -1113,6 +1273,7 @@ mod tests {
         let (j, got) = open_entries(&path, 4, 7).unwrap();
         assert_eq!(got, (4..=7).map(entry).collect::<Vec<_>>());
         assert_eq!(j.read_entry(6).unwrap(), Some(entry(6)));
+        drop(j);
         // A journal that starts after the base is refused, naming both indexes.
         let err = open_entries(&path, 2, 7).unwrap_err().to_string();
         assert!(
@@ -1130,7 +1291,7 @@ mod tests {
     fn a_reader_reads_its_range_while_the_journal_goes_on_and_is_rewritten() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("milestones.journal");
-        let mut j = Journal::create(&path, 1).unwrap();
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
         for i in 1..=6 {
             j.append(&entry(i)).unwrap();
         }
@@ -1168,7 +1329,7 @@ mod tests {
     fn a_rewrite_keeps_what_is_appended_while_it_copies() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("milestones.journal");
-        let mut j = Journal::create(&path, 1).unwrap();
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
         for i in 1..=6 {
             j.append(&entry(i)).unwrap();
         }
@@ -1201,7 +1362,7 @@ mod tests {
     fn a_flipped_byte_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("milestones.journal");
-        let mut j = Journal::create(&path, 1).unwrap();
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
         for i in 1..=3 {
             j.append(&entry(i)).unwrap();
         }
@@ -1214,5 +1375,92 @@ mod tests {
             let err = open_entries(&path, 1, 3).unwrap_err();
             assert!(err.to_string().contains("milestones.journal"), "{err}");
         }
+    }
+
+    #[test]
+    fn an_open_frames_only_the_entries_after_the_stored_rows_even_after_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
+        for i in 1..=50 {
+            j.append(&entry(i)).unwrap();
+        }
+        store_rows(&mut j, 40);
+        assert_eq!(j.index_rows_held(), 10);
+        assert_eq!(j.index_of(&[7; 32]).unwrap(), Some(7), "stored");
+        assert_eq!(j.index_of(&[45; 32]).unwrap(), Some(45), "held");
+        drop(j);
+        // Up to 50 covered by a ledger checkpoint: only 41..=50 are framed.
+        let opened = Journal::open_upto(&path, index_of(&path), (1, 50, 50)).unwrap();
+        assert_eq!(opened.framed, 10);
+        assert_eq!(opened.last.map(|h| h.milestone_id), Some([50; 32]));
+        let mut j = opened.journal;
+        for i in 1..=50 {
+            assert_eq!(j.read_entry(i).unwrap(), Some(entry(i)), "milestone {i}");
+        }
+        // Without a ledger checkpoint every entry is read again; the rows are kept.
+        store_rows(&mut j, 50);
+        drop(j);
+        let opened = Journal::open_upto(&path, index_of(&path), (1, 0, 50)).unwrap();
+        assert_eq!(opened.framed, 50);
+        let mut j = opened.journal;
+        store_rows(&mut j, 50);
+        // A rewrite drops 1..=19 from the file: stored offsets still find every entry, and
+        // the next commit forgets the rows before the new first entry.
+        let mut rewrite = j.begin_rewrite(20).unwrap().expect("entries to drop");
+        rewrite.copy().unwrap();
+        j.finish_rewrite(rewrite).unwrap();
+        j.append(&entry(51)).unwrap();
+        for i in 20..=51 {
+            assert_eq!(j.read_entry(i).unwrap(), Some(entry(i)), "milestone {i}");
+        }
+        assert_eq!(j.index_of(&[7; 32]).unwrap(), None, "before the journal");
+        store_rows(&mut j, 51);
+        assert_eq!(j.milestone_index().get(19).unwrap(), None);
+        drop(j);
+        let opened = Journal::open_upto(&path, index_of(&path), (20, 51, 51)).unwrap();
+        assert_eq!(opened.framed, 0);
+        let j = opened.journal;
+        for i in 20..=51 {
+            assert_eq!(j.read_head(i).unwrap().unwrap().milestone_id, [i as u8; 32]);
+        }
+        let reader = j.reader(20, 51).unwrap();
+        assert_eq!(
+            reader.balance_changes(33).unwrap(),
+            Some(entry(33).balance_changes)
+        );
+    }
+
+    #[test]
+    fn rows_that_do_not_name_their_entries_are_refilled_from_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("milestones.journal");
+        let mut j = Journal::create(&path, 1, index_of(&path)).unwrap();
+        for i in 1..=30 {
+            j.append(&entry(i)).unwrap();
+        }
+        store_rows(&mut j, 30);
+        let index = Arc::clone(j.milestone_index());
+        let row = index.get(25).unwrap().unwrap();
+        drop(j);
+        // The row of 25 points at 24's entry.
+        let wrong = IndexRow {
+            offset: index.get(24).unwrap().unwrap().offset,
+            ..row
+        };
+        index.store(&[wrong], 0).unwrap();
+        drop(index);
+        let opened = Journal::open_upto(&path, index_of(&path), (1, 25, 30)).unwrap();
+        assert_eq!(opened.framed, 30, "every entry framed again");
+        let mut j = opened.journal;
+        assert_eq!(j.read_entry(25).unwrap(), Some(entry(25)));
+        store_rows(&mut j, 30);
+        assert_eq!(j.milestone_index().get(25).unwrap(), Some(row), "refilled");
+        // Rows past the entries a resume keeps are removed: they are made again.
+        drop(j);
+        let opened = Journal::open_upto(&path, index_of(&path), (1, 20, 20)).unwrap();
+        assert_eq!(opened.framed, 0);
+        assert_eq!(opened.journal.milestone_index().last().unwrap(), Some(20));
+        assert_eq!(opened.journal.read_entry(21).unwrap(), None);
     }
 }

@@ -4,6 +4,8 @@
 //! - `journal`: per confirmed milestone, what it changed in the ledger (append-only);
 //! - `base`: the ledger at the pruning index, once pruning retired log segments;
 //! - `spent`: the ledger's spent rows, by output id (an embedded B-tree store);
+//! - `milestone_index`: where each milestone's journal entry starts and its id → index (the
+//!   same kind of store), so that neither is held in memory per milestone;
 //! - `ledger_checkpoint`: the unspent outputs at a confirmed milestone, so that a restart
 //!   applies only the journal entries after it;
 //! - `checkpoint`: the confirmed index a restart starts from, where the log tail begins and
@@ -22,17 +24,25 @@ use crate::utxo::{AddressBytes, BytesLoc};
 mod base;
 mod blockmeta;
 mod checkpoint;
+mod entry_offsets;
 mod inflight;
 mod journal;
 pub(crate) mod ledger_checkpoint;
+mod milestone_index;
+mod redb_file;
+pub(crate) use redb_file::open_or_empty;
 mod spent;
 
 pub(crate) use base::BaseContent;
 pub use base::BaseError;
 pub use blockmeta::BlockMetaFiles;
 pub(crate) use checkpoint::Checkpoint;
+pub(crate) use entry_offsets::RUN_BATCH as INDEX_RUN_BATCH;
 pub(crate) use inflight::InFlight;
-pub(crate) use journal::{Journal, JournalEntry, ReplayEntries};
+pub(crate) use journal::{Journal, JournalEntry, OpenedJournal, ReplayEntries};
+/// The milestone index's file name in the history directory.
+pub(crate) use milestone_index::FILE as MILESTONE_INDEX_FILE;
+pub(crate) use milestone_index::{IndexRow, MilestoneIndex};
 pub(crate) use spent::SpentStore;
 /// The spent store's file name in the history directory.
 pub(crate) use spent::FILE as SPENT_FILE;

@@ -15,10 +15,11 @@
 //! is derived from the milestone journal, so a damaged or missing store is rebuilt by a
 //! replay.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{ReadableTable, TableDefinition};
 
+use super::redb_file::{RedbFile, META};
 use super::{fixed_owner, loc_bytes, Cursor, HistoryError};
 use crate::utxo::{BytesLoc, OutputId, OutputRow, Spent};
 
@@ -34,27 +35,15 @@ const ROWS: TableDefinition<'_, OutputId, [u8; VALUE_LEN]> = TableDefinition::ne
 /// for removing rows above a checkpoint (keys sort by milestone).
 const BY_MILESTONE: TableDefinition<'_, (u32, OutputId), ()> =
     TableDefinition::new("spent_by_milestone");
-/// `through` → the milestone up to which every spent row is stored; `version` → 1.
-const META: TableDefinition<'_, &str, u32> = TableDefinition::new("meta");
+// `meta` (`RedbFile`'s): `through` → the milestone up to which every spent row is stored.
 
 /// Format version of the store's tables.
 const VERSION: u32 = 1;
 
-/// Heap the store may use for its page cache (the rest is read from the file).
-pub(crate) const CACHE_BYTES: usize = 16 << 20;
-
 /// The spent rows of a node's ledger, on disk.
+#[derive(Debug)]
 pub(crate) struct SpentStore {
-    db: Database,
-    path: PathBuf,
-}
-
-impl std::fmt::Debug for SpentStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpentStore")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
+    file: RedbFile,
 }
 
 fn encode(row: &OutputRow) -> Option<[u8; VALUE_LEN]> {
@@ -108,88 +97,35 @@ fn decode(id: &OutputId, v: &[u8; VALUE_LEN]) -> Result<OutputRow, String> {
 }
 
 impl SpentStore {
-    /// Opens (or creates) the store at `path`. A file `redb` cannot open, or of another
-    /// version, is [`HistoryError::Damaged`]: the caller removes it and rebuilds.
+    /// Opens (or creates) the store at `path`, its page cache capped at `cache_bytes`. A file
+    /// `redb` cannot open, or of another version, is [`HistoryError::Damaged`]: the caller
+    /// removes it and rebuilds.
     ///
     /// # Errors
     /// I/O failures, or a damaged file.
-    pub(crate) fn open(path: &Path) -> Result<Self, HistoryError> {
-        let db = Database::builder()
-            .set_cache_size(CACHE_BYTES)
-            .create(path)
-            .map_err(|e| Self::failure(path, redb::Error::from(e)))?;
-        let store = Self {
-            db,
-            path: path.to_path_buf(),
-        };
-        let tx = store.begin_write()?;
-        let version = {
-            let mut meta = tx.open_table(META).map_err(|e| store.err(e))?;
-            let version = meta
-                .get("version")
-                .map_err(|e| store.err(e))?
-                .map(|v| v.value());
-            if version.is_none() {
-                meta.insert("version", VERSION).map_err(|e| store.err(e))?;
-                meta.insert("through", 0).map_err(|e| store.err(e))?;
+    pub(crate) fn open(path: &Path, cache_bytes: usize) -> Result<Self, HistoryError> {
+        let file = RedbFile::open(path, cache_bytes, VERSION, |file, tx| {
+            let mut meta = tx.open_table(META).map_err(|e| file.err(e))?;
+            if meta.get("through").map_err(|e| file.err(e))?.is_none() {
+                meta.insert("through", 0).map_err(|e| file.err(e))?;
             }
-            tx.open_table(ROWS).map_err(|e| store.err(e))?;
-            tx.open_table(BY_MILESTONE).map_err(|e| store.err(e))?;
-            version
-        };
-        if let Some(v) = version.filter(|v| *v != VERSION) {
-            return Err(HistoryError::Damaged {
-                path: store.path,
-                why: format!("format version {v}, this node reads {VERSION}"),
-            });
-        }
-        tx.commit().map_err(|e| store.err(e))?;
-        Ok(store)
-    }
-
-    fn failure(path: &Path, e: redb::Error) -> HistoryError {
-        match e {
-            // redb reads a file that is not one of its own as invalid data.
-            redb::Error::Io(source)
-                if matches!(
-                    source.kind(),
-                    std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof
-                ) =>
-            {
-                HistoryError::Damaged {
-                    path: path.to_path_buf(),
-                    why: source.to_string(),
-                }
-            }
-            redb::Error::Io(source) => HistoryError::io("using", path, source),
-            redb::Error::DatabaseAlreadyOpen => HistoryError::io(
-                "opening",
-                path,
-                std::io::Error::new(std::io::ErrorKind::WouldBlock, "open in another process"),
-            ),
-            other => HistoryError::Damaged {
-                path: path.to_path_buf(),
-                why: other.to_string(),
-            },
-        }
+            tx.open_table(ROWS).map_err(|e| file.err(e))?;
+            tx.open_table(BY_MILESTONE).map_err(|e| file.err(e))?;
+            Ok(())
+        })?;
+        Ok(Self { file })
     }
 
     fn err(&self, e: impl Into<redb::Error>) -> HistoryError {
-        Self::failure(&self.path, e.into())
+        self.file.err(e)
     }
 
     fn damaged(&self, why: String) -> HistoryError {
-        HistoryError::Damaged {
-            path: self.path.clone(),
-            why,
-        }
+        self.file.damaged(why)
     }
 
     fn begin_write(&self) -> Result<redb::WriteTransaction, HistoryError> {
-        let mut tx = self.db.begin_write().map_err(|e| self.err(e))?;
-        tx.set_durability(Durability::Immediate)
-            .map_err(|e| self.err(e))?;
-        Ok(tx)
+        self.file.begin_write()
     }
 
     /// Every row spent at or below this milestone is stored (0: none yet).
@@ -197,7 +133,7 @@ impl SpentStore {
     /// # Errors
     /// The file cannot be read.
     pub(crate) fn through(&self) -> Result<u32, HistoryError> {
-        let tx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let tx = self.file.begin_read()?;
         let meta = tx.open_table(META).map_err(|e| self.err(e))?;
         let through = meta.get("through").map_err(|e| self.err(e))?;
         Ok(through.map_or(0, |v| v.value()))
@@ -236,7 +172,7 @@ impl SpentStore {
     /// # Errors
     /// The file cannot be read, or the row fails its checksum ([`HistoryError::Damaged`]).
     pub(crate) fn get(&self, id: &OutputId) -> Result<Option<OutputRow>, HistoryError> {
-        let tx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let tx = self.file.begin_read()?;
         let table = tx.open_table(ROWS).map_err(|e| self.err(e))?;
         let Some(v) = table.get(id).map_err(|e| self.err(e))? else {
             return Ok(None);
@@ -251,7 +187,7 @@ impl SpentStore {
     /// # Errors
     /// The file cannot be read.
     pub(crate) fn contains(&self, id: &OutputId) -> Result<bool, HistoryError> {
-        let tx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let tx = self.file.begin_read()?;
         let table = tx.open_table(ROWS).map_err(|e| self.err(e))?;
         Ok(table.get(id).map_err(|e| self.err(e))?.is_some())
     }
@@ -262,7 +198,7 @@ impl SpentStore {
     /// # Errors
     /// The file cannot be read, or a row fails its checksum.
     pub(crate) fn spent_after(&self, index: u32) -> Result<Vec<OutputRow>, HistoryError> {
-        let tx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let tx = self.file.begin_read()?;
         let by_ms = tx.open_table(BY_MILESTONE).map_err(|e| self.err(e))?;
         let table = tx.open_table(ROWS).map_err(|e| self.err(e))?;
         let Some(from) = index.checked_add(1) else {
@@ -389,7 +325,7 @@ mod tests {
     fn stores_reads_prunes_and_truncates_rows() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE);
-        let store = SpentStore::open(&path).unwrap();
+        let store = SpentStore::open(&path, 1 << 20).unwrap();
         assert_eq!(store.through().unwrap(), 0);
         let rows: Vec<_> = (1..=6).map(|t| row(t, 0, 1, u32::from(t) + 1)).collect();
         store.insert(&rows, 7).unwrap();
@@ -403,7 +339,7 @@ mod tests {
         assert_eq!(after, rows[4..].to_vec());
         // Reopened: the same.
         drop(store);
-        let store = SpentStore::open(&path).unwrap();
+        let store = SpentStore::open(&path, 1 << 20).unwrap();
         assert_eq!(
             store.get(&rows[2].output_id).unwrap().as_ref(),
             Some(&rows[2])
@@ -440,7 +376,7 @@ mod tests {
         let path = dir.path().join(FILE);
         let r = row(4, 1, 1, 2);
         {
-            let store = SpentStore::open(&path).unwrap();
+            let store = SpentStore::open(&path, 1 << 20).unwrap();
             store.insert(std::slice::from_ref(&r), 2).unwrap();
         }
         let mut bytes = std::fs::read(&path).unwrap();
@@ -453,7 +389,7 @@ mod tests {
             .expect("the row's value in the file");
         bytes[at + 35] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
-        let store = SpentStore::open(&path).unwrap();
+        let store = SpentStore::open(&path, 1 << 20).unwrap();
         let err = store.get(&r.output_id).unwrap_err();
         assert!(matches!(err, HistoryError::Damaged { .. }), "{err}");
         assert!(err.to_string().contains("spent.redb"), "{err}");
@@ -465,7 +401,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE);
         std::fs::write(&path, vec![0x5A; 8192]).unwrap();
-        let err = SpentStore::open(&path).unwrap_err();
+        let err = SpentStore::open(&path, 1 << 20).unwrap_err();
         assert!(matches!(err, HistoryError::Damaged { .. }), "{err}");
         assert!(err.to_string().contains("spent.redb"), "{err}");
     }

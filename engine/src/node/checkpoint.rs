@@ -99,6 +99,20 @@ impl Engine {
                 "spent outputs stay in memory: {e}"
             );
         }
+        // The milestone index's rows likewise: in batches, and all of them before a ledger
+        // checkpoint and at a clean stop (a restart then frames only the journal entries it
+        // applies: none after a clean stop).
+        let index_batch = if ledger_due || leaving == Leaving::Yes {
+            1
+        } else {
+            crate::history::INDEX_RUN_BATCH
+        };
+        if let Err(e) = self.store_milestone_index(checkpoint.ledger_index, index_batch) {
+            tracing::error!(
+                ledger_index = checkpoint.ledger_index,
+                "milestone index rows stay in memory: {e}"
+            );
+        }
         if !ledger_due {
             return Ok(());
         }

@@ -1,9 +1,7 @@
 //! The confirmed milestones a node serves (`/milestones/{index}` and by id, gossip's milestone
 //! requests, snapshots): the latest in memory, every other one read back from the milestone
-//! journal, whose entries start with the milestone's identity. What stays in memory per
-//! milestone is its id → index (≈ 40 B) beside the journal's 8 B offset of its entry.
-
-use std::collections::HashMap;
+//! journal, whose entries start with the milestone's identity, found by index or by milestone
+//! id through the journal's milestone index (on disk): nothing is held per milestone.
 
 use super::MilestoneInfo;
 use crate::history::Journal;
@@ -14,7 +12,6 @@ pub(super) struct Milestones {
     latest: Option<MilestoneInfo>,
     /// The lowest index served: above the ledger's start and the pruning index.
     first: u32,
-    by_id: HashMap<[u8; 32], u32>,
 }
 
 impl Milestones {
@@ -23,7 +20,6 @@ impl Milestones {
         Self {
             latest: None,
             first,
-            by_id: HashMap::new(),
         }
     }
 
@@ -34,7 +30,6 @@ impl Milestones {
 
     /// Adds the milestone confirmed next (its journal entry appended).
     pub(super) fn insert(&mut self, info: MilestoneInfo) {
-        self.by_id.insert(info.milestone_id, info.index);
         if self.latest.is_none_or(|l| info.index > l.index) {
             self.latest = Some(info);
         }
@@ -64,9 +59,28 @@ impl Milestones {
         }
     }
 
-    /// The confirmed milestone whose id is `id` (see [`Milestones::get`]).
+    /// The confirmed milestone whose id is `id` (see [`Milestones::get`]); an index row that
+    /// names another milestone's entry is logged and not served.
     pub(super) fn by_id(&self, id: &[u8; 32], journal: &Journal) -> Option<MilestoneInfo> {
-        self.get(*self.by_id.get(id)?, journal)
+        let index = match journal.index_of(id) {
+            Ok(index) => index?,
+            Err(err) => {
+                tracing::error!("milestone {} not served: {err}", hex::encode(id));
+                return None;
+            }
+        };
+        let info = self.get(index, journal)?;
+        if info.milestone_id != *id {
+            tracing::error!(
+                "{} is damaged: milestone {} names the entry of milestone {index}, whose id \
+                 is {}",
+                journal.milestone_index().path().display(),
+                hex::encode(id),
+                hex::encode(info.milestone_id)
+            );
+            return None;
+        }
+        Some(info)
     }
 
     /// Serves no milestone at or below `index` from now on; returns how many were served.
@@ -80,11 +94,41 @@ impl Milestones {
             }
         });
         self.first = self.first.max(index.saturating_add(1));
-        self.by_id.retain(|_, i| *i > index);
         if self.latest.is_some_and(|l| l.index <= index) {
             self.latest = None;
         }
         forgotten
+    }
+}
+
+impl super::Engine {
+    /// Stores the milestone index rows held in memory for milestones at or below `through`
+    /// (one durable commit, outside the state lock), when at least `min_rows` are held.
+    /// Returns how many were stored. Run by checkpoints only (their lock keeps two apart).
+    pub(super) fn store_milestone_index(
+        &self,
+        through: u32,
+        min_rows: usize,
+    ) -> Result<usize, super::EngineError> {
+        let (rows, forget_below, index) = {
+            let st = self.read();
+            if st.journal.index_rows_held() < min_rows.max(1) {
+                return Ok(0);
+            }
+            let (rows, first) = st.journal.index_rows(through);
+            (
+                rows,
+                first,
+                std::sync::Arc::clone(st.journal.milestone_index()),
+            )
+        };
+        let Some(last) = rows.last().map(|r| r.index) else {
+            return Ok(0);
+        };
+        index.store(&rows, forget_below)?;
+        crate::history::crash_point("milestone-index-after-commit");
+        self.write().journal.index_stored(last);
+        Ok(rows.len())
     }
 }
 
@@ -118,7 +162,14 @@ mod tests {
     #[test]
     fn older_milestones_come_from_the_journal_and_pruned_ones_are_not_served() {
         let dir = tempfile::tempdir().unwrap();
-        let mut journal = Journal::create(&dir.path().join("milestones.journal"), 5).unwrap();
+        let index =
+            crate::history::MilestoneIndex::open(&dir.path().join("milestones.redb"), 1 << 20);
+        let mut journal = Journal::create(
+            &dir.path().join("milestones.journal"),
+            5,
+            index.unwrap().into(),
+        )
+        .unwrap();
         let mut m = Milestones::new(5);
         assert_eq!(m.latest(), None);
         assert_eq!(m.get(5, &journal), None);

@@ -109,6 +109,10 @@ pub struct EngineConfig {
     /// and by the last ledger checkpoint's size since the last one; 0: at every checkpoint
     /// after the journal grew.
     pub ledger_checkpoint_bytes: u64,
+    /// Heap the history's two on-disk stores may use for their page caches together (the
+    /// spent outputs three quarters, the milestone index one quarter); the rest is read from
+    /// the files (through the kernel's page cache).
+    pub history_cache_bytes: usize,
     /// Automatic pruning (off by default).
     pub pruning: PruningConfig,
     /// Automatic snapshots (off by default) and the snapshot directory.
@@ -123,6 +127,9 @@ pub const DEFAULT_LOG_SEGMENT_SIZE: u32 = 64 << 20;
 
 /// Default of [`EngineConfig::ledger_checkpoint_bytes`]: 8 MiB of journal.
 pub const DEFAULT_LEDGER_CHECKPOINT_BYTES: u64 = 8 << 20;
+
+/// Default of [`EngineConfig::history_cache_bytes`]: 16 MiB.
+pub const DEFAULT_HISTORY_CACHE_BYTES: usize = 16 << 20;
 
 /// Milestones between two checkpoints by default.
 pub const DEFAULT_CHECKPOINT_INTERVAL: u32 = 1;
@@ -144,6 +151,7 @@ impl EngineConfig {
             indexer: true,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             ledger_checkpoint_bytes: DEFAULT_LEDGER_CHECKPOINT_BYTES,
+            history_cache_bytes: DEFAULT_HISTORY_CACHE_BYTES,
             pruning: PruningConfig::default(),
             log_segment_size: DEFAULT_LOG_SEGMENT_SIZE,
         }
@@ -161,6 +169,9 @@ pub enum Opened {
         /// Milestone journal entries applied (those after the ledger checkpoint, when one was
         /// used; every entry since the ledger's start otherwise).
         journal_applied: u32,
+        /// Milestone journal entries framed to find where each starts (those after the
+        /// milestone index's last commit; see `crate::history::MilestoneIndex`).
+        journal_framed: u32,
         /// Blocks unreferenced at the checkpoint, loaded again.
         unreferenced: usize,
         /// Log records after the checkpoint's tail position, loaded again.

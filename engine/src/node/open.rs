@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::history::ledger_checkpoint::BookedOutput;
+use crate::history::{MilestoneIndex, OpenedJournal};
 
 impl Engine {
     /// Opens (or creates) the node state in `config.data_dir`.
@@ -37,7 +38,14 @@ impl Engine {
             context: format!("creating {}", history_dir.display()),
             source,
         })?;
-        let spent = spent::SpentRows::open(&history_dir)?;
+        // The page caches of the spent outputs (three quarters) and the milestone index.
+        let cache = config.history_cache_bytes;
+        let spent = spent::SpentRows::open(&history_dir, cache - cache / 4)?;
+        let milestone_index = Arc::new(history::open_or_empty(
+            &history_dir.join(history::MILESTONE_INDEX_FILE),
+            "filled again from the milestone journal",
+            |p| MilestoneIndex::open(p, cache / 4),
+        )?);
         // The unspent outputs at a milestone L, when they fit: the journal is then applied
         // from L + 1 (and only framed up to L).
         let mut ledger_checkpoint = usable_ledger_checkpoint(
@@ -48,12 +56,12 @@ impl Engine {
         );
         let (metas, resume, why) = open_history(
             &history_dir,
-            &log,
+            (&log, Arc::clone(&milestone_index)),
             (config.genesis.milestone_index, start.milestone_index),
             ledger_checkpoint.as_ref().map(|lc| lc.header.ledger_index),
         )?;
         match &resume {
-            Some((checkpoint, ..)) => {
+            Some(Resumed { checkpoint, .. }) => {
                 if ledger_checkpoint
                     .as_ref()
                     .is_some_and(|lc| lc.header.ledger_index > checkpoint.ledger_index)
@@ -180,19 +188,24 @@ impl Engine {
         let checkpoint_path = history_dir.join(CHECKPOINT);
         // The journal written since the ledger checkpoint counts towards the next one.
         let due_from = match (&resume, journal_from > start_index + 1) {
-            (Some((_, journal, _)), true) => journal.end_of(journal_from - 1),
+            (Some(r), true) => r.journal.end_of(journal_from - 1)?,
             _ => 0,
         };
         let (journal, milestones, resume) = match resume {
-            Some((checkpoint, journal, milestones)) => {
+            Some(Resumed {
+                checkpoint,
+                journal,
+                milestones,
+                framed,
+            }) => {
                 let entries = journal.replay(journal_from)?;
-                (journal, milestones, Some((checkpoint, entries)))
+                (journal, milestones, Some((checkpoint, entries, framed)))
             }
             None => {
                 // The checkpoint goes first: a crash in between leaves no checkpoint that
                 // names journal entries which are gone.
                 Checkpoint::remove(&checkpoint_path)?;
-                let journal = Journal::create(&journal_path, start_index + 1)?;
+                let journal = Journal::create(&journal_path, start_index + 1, milestone_index)?;
                 (
                     journal,
                     Milestones::new(start_index.saturating_add(1)),
@@ -250,7 +263,9 @@ impl Engine {
             indexer,
         };
         let opened = match resume {
-            Some((checkpoint, entries)) => engine.resume(&checkpoint, entries, start_index)?,
+            Some((checkpoint, entries, framed)) => {
+                engine.resume(&checkpoint, (entries, framed), start_index)?
+            }
             None => {
                 engine.replay()?;
                 Opened::Replay { why }
@@ -325,7 +340,7 @@ impl Engine {
     fn resume(
         &self,
         checkpoint: &Checkpoint,
-        entries: ReplayEntries,
+        (entries, framed): (ReplayEntries, u32),
         start_index: u32,
     ) -> Result<Opened, EngineError> {
         let inconsistent = |e: String| EngineError::Inconsistent(e);
@@ -406,6 +421,7 @@ impl Engine {
         Ok(Opened::Checkpoint {
             ledger_index: checkpoint.ledger_index,
             journal_applied: applied,
+            journal_framed: framed,
             unreferenced: checkpoint.unreferenced.len(),
             tail: loaded,
         })
@@ -483,9 +499,18 @@ const JOURNAL: &str = "milestones.journal";
 /// The block metadata files' directory in the history directory.
 const BLOCKMETA: &str = "blockmeta";
 
-/// What [`open_history`] found to resume from: the checkpoint, the journal open after its
-/// last entry, and the milestones its entries name.
-type Resume = Option<(Checkpoint, Journal, Milestones)>;
+/// What [`open_history`] found to resume from.
+struct Resumed {
+    checkpoint: Checkpoint,
+    /// The journal, open after the checkpoint's entry.
+    journal: Journal,
+    /// The confirmed milestones, the checkpoint's the latest.
+    milestones: Milestones,
+    /// How many journal entries the open framed (those the milestone index did not cover).
+    framed: u32,
+}
+
+type Resume = Option<Resumed>;
 
 /// The reason for a replay, logged as a warning.
 fn rebuild(why: String) -> String {
@@ -500,7 +525,7 @@ fn rebuild(why: String) -> String {
 /// ledger starts at (the genesis's, or the ledger base's): the journal is read from the next.
 fn open_history(
     dir: &Path,
-    log: &Arc<Log>,
+    (log, milestone_index): (&Arc<Log>, Arc<MilestoneIndex>),
     (genesis_index, start_index): (u32, u32),
     ledger_at: Option<u32>,
 ) -> Result<(BlockMetaFiles, Resume, String), EngineError> {
@@ -548,24 +573,29 @@ fn open_history(
     let heads_upto = ledger_at
         .filter(|l| *l <= checkpoint.ledger_index)
         .unwrap_or(0);
-    let mut milestones = Milestones::new(start_index.saturating_add(1));
     let opened = Journal::open_upto(
         &dir.join(JOURNAL),
+        milestone_index,
         (start_index + 1, heads_upto, checkpoint.ledger_index),
-        |index, head| {
-            milestones.insert(MilestoneInfo {
-                index,
-                timestamp: head.timestamp,
-                milestone_id: head.milestone_id,
-                block_id: head.block_id,
-            });
-        },
     );
     match opened {
-        Ok((journal, last_block)) => {
+        Ok(OpenedJournal {
+            journal,
+            last,
+            framed,
+        }) => {
+            let mut milestones = Milestones::new(start_index.saturating_add(1));
+            if let Some(head) = &last {
+                milestones.insert(MilestoneInfo {
+                    index: checkpoint.ledger_index,
+                    timestamp: head.timestamp,
+                    milestone_id: head.milestone_id,
+                    block_id: head.block_id,
+                });
+            }
             // A log that lost blocks the checkpoint names (a deleted or older segment) is
             // not resumed from: the replay that follows meets the watermark check.
-            let last_milestone = last_block.map(LogId::V2);
+            let last_milestone = last.map(|h| LogId::V2(h.block_id));
             let reader = log.reader();
             let complete = last_milestone.is_none_or(|id| log.contains(&id))
                 && checkpoint
@@ -579,11 +609,13 @@ fn open_history(
                 ));
                 return Ok((metas, None, why));
             }
-            Ok((
-                metas,
-                Some((checkpoint, journal, milestones)),
-                String::new(),
-            ))
+            let resumed = Resumed {
+                checkpoint,
+                journal,
+                milestones,
+                framed,
+            };
+            Ok((metas, Some(resumed), String::new()))
         }
         Err(e @ HistoryError::Damaged { .. }) => Ok((metas, None, rebuild(e.to_string()))),
         Err(HistoryError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {

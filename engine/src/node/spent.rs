@@ -23,22 +23,16 @@ pub(super) struct SpentRows {
 }
 
 impl SpentRows {
-    /// Opens the store in `dir`; a damaged one is removed (logged, naming it) and started
-    /// empty: the resume or replay that follows stores every spent row again.
-    pub(super) fn open(dir: &Path) -> Result<Self, EngineError> {
+    /// Opens the store in `dir` with a page cache of at most `cache_bytes`; a damaged one is
+    /// removed (logged, naming it) and started empty: the resume or replay that follows stores
+    /// every spent row again.
+    pub(super) fn open(dir: &Path, cache_bytes: usize) -> Result<Self, EngineError> {
         let path = dir.join(crate::history::SPENT_FILE);
-        let store = match SpentStore::open(&path) {
-            Ok(s) => s,
-            Err(e @ HistoryError::Damaged { .. }) => {
-                tracing::warn!("{e}: it is removed and its rows are stored again from the journal");
-                std::fs::remove_file(&path).map_err(|source| EngineError::Io {
-                    context: format!("removing {}", path.display()),
-                    source,
-                })?;
-                SpentStore::open(&path)?
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let store = crate::history::open_or_empty(
+            &path,
+            "its rows are stored again from the journal",
+            |p| SpentStore::open(p, cache_bytes),
+        )?;
         Ok(Self {
             store,
             moving: Mutex::new(()),

@@ -30,6 +30,8 @@ struct Answers {
     ledger_index: u32,
     blocks: Vec<Option<BlockStatus>>,
     milestones: Vec<(Option<MilestoneInfo>, Option<UtxoChanges>)>,
+    /// Each milestone looked up by its id.
+    by_id: Vec<Option<MilestoneInfo>>,
     richest: Vec<RichAt>,
     outputs: Vec<Option<OutputAnswer>>,
     included: Vec<Option<[u8; 32]>>,
@@ -39,6 +41,7 @@ struct History {
     blocks: Vec<[u8; 32]>,
     outputs: Vec<[u8; 34]>,
     txs: Vec<[u8; 32]>,
+    milestone_ids: Vec<[u8; 32]>,
 }
 
 fn answers(engine: &Engine, h: &History) -> Answers {
@@ -51,6 +54,11 @@ fn answers(engine: &Engine, h: &History) -> Answers {
             .collect(),
         milestones: (1..=MILESTONES)
             .map(|i| (engine.milestone_by_index(i), engine.utxo_changes(i)))
+            .collect(),
+        by_id: h
+            .milestone_ids
+            .iter()
+            .map(|id| engine.milestone_by_id(id))
             .collect(),
         richest: (1..=MILESTONES)
             .map(|i| engine.richest(5, Some(i)).unwrap())
@@ -79,6 +87,7 @@ fn build(engine: &Engine) -> History {
         blocks: Vec::new(),
         outputs: vec![[0; 34]],
         txs: Vec::new(),
+        milestone_ids: Vec::new(),
     };
     let mut holder = key();
     let mut input = ([0u8; 34], basic(SUPPLY, key().address()));
@@ -110,6 +119,7 @@ fn build(engine: &Engine) -> History {
         holder = next;
         let m = engine.issue_milestone().unwrap();
         h.blocks.push(m.block_id);
+        h.milestone_ids.push(m.milestone_id);
     }
     h
 }
@@ -129,6 +139,14 @@ fn journal_applied(engine: &Engine) -> u32 {
         Some(Opened::Checkpoint {
             journal_applied, ..
         }) => *journal_applied,
+        other => panic!("not resumed from a checkpoint: {other:?}"),
+    }
+}
+
+/// The journal entries the open of `engine` framed (it must have resumed from a checkpoint).
+fn journal_framed(engine: &Engine) -> u32 {
+    match engine.opened() {
+        Some(Opened::Checkpoint { journal_framed, .. }) => *journal_framed,
         other => panic!("not resumed from a checkpoint: {other:?}"),
     }
 }
@@ -170,6 +188,7 @@ fn a_restart_resumes_from_the_checkpoint_with_identical_answers() {
         Some(Opened::Checkpoint {
             ledger_index: MILESTONES,
             journal_applied: 0,
+            journal_framed: 0,
             ..
         }) => {}
         other => panic!("{other:?}"),
@@ -477,11 +496,136 @@ fn restarts_without_new_blocks_load_no_log_and_apply_no_journal() {
             Some(Opened::Checkpoint {
                 tail: 0,
                 journal_applied: 0,
+                journal_framed: 0,
                 ..
             }) => {}
             other => panic!("round {round}: {other:?}"),
         }
         assert_eq!(answers(&engine, &h), before, "round {round}");
         engine.shutdown().unwrap();
+    }
+}
+
+/// Where the milestone index in `file` holds the row of `id` (its value: an 8-byte offset
+/// whose high half is zero, then the id), every copy.
+fn index_rows(file: &Path, id: &[u8; 32]) -> Vec<usize> {
+    let bytes = std::fs::read(file).unwrap();
+    bytes
+        .windows(36)
+        .enumerate()
+        .filter(|(_, w)| w[..4] == [0; 4] && w[4..] == id[..])
+        .map(|(at, _)| at + 4)
+        .collect()
+}
+
+#[test]
+fn a_damaged_milestone_index_row_is_named_and_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    let index = history_file(dir.path(), "milestones.redb");
+    let target = 20;
+    let id = h.milestone_ids[target as usize - 1];
+    let at = index_rows(&index, &id);
+    assert!(!at.is_empty(), "the row is in {}", index.display());
+    for a in at {
+        // The row's checksum, after the id.
+        flip(&index, u64::try_from(a + 32).unwrap());
+    }
+    let engine = open(dir.path());
+    assert_eq!(
+        journal_framed(&engine),
+        0,
+        "the rows an open starts from are intact"
+    );
+    assert_eq!(engine.milestone_by_index(target), None, "not served");
+    assert_eq!(engine.milestone_by_id(&id), None, "not served");
+    assert_eq!(engine.utxo_changes(target), None);
+    assert!(
+        engine.richest(5, Some(target - 1)).is_err(),
+        "its balance changes"
+    );
+    // Everything else as before.
+    let now = |i: u32| (engine.milestone_by_index(i), engine.utxo_changes(i));
+    for i in (1..=MILESTONES).filter(|i| *i != target) {
+        assert_eq!(now(i), before.milestones[i as usize - 1], "milestone {i}");
+        assert_eq!(
+            engine.milestone_by_id(&h.milestone_ids[i as usize - 1]),
+            before.by_id[i as usize - 1]
+        );
+    }
+    for i in target..=MILESTONES {
+        assert_eq!(
+            engine.richest(5, Some(i)).unwrap(),
+            before.richest[i as usize - 1]
+        );
+    }
+    let outputs: Vec<_> = h
+        .outputs
+        .iter()
+        .map(|o| engine.output(o).map(|r| r.bytes))
+        .collect();
+    let want: Vec<_> = before
+        .outputs
+        .iter()
+        .map(|o| o.clone().map(|o| o.3))
+        .collect();
+    assert_eq!(outputs, want);
+}
+
+#[test]
+fn a_missing_or_damaged_milestone_index_is_filled_again_from_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    let index = history_file(dir.path(), "milestones.redb");
+    // A data directory of the previous release has no index; a file that is not one is
+    // removed. Either way the open frames the whole journal and answers as before, and the
+    // clean stop after it stores every row again.
+    for damage in ["removed", "overwritten", "stored again"] {
+        match damage {
+            "removed" => std::fs::remove_file(&index).unwrap(),
+            "overwritten" => std::fs::write(&index, vec![0x5A; 4096]).unwrap(),
+            _ => {}
+        }
+        let engine = open(dir.path());
+        let framed = if damage == "stored again" {
+            0
+        } else {
+            MILESTONES
+        };
+        assert_eq!(journal_framed(&engine), framed, "{damage}");
+        assert_eq!(answers(&engine, &h), before, "{damage}");
+        engine.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn a_crash_like_stop_frames_only_the_entries_since_the_last_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    // Milestones after the clean stop's commit, then no clean stop: their rows were held in
+    // memory only.
+    let engine = open(dir.path());
+    for _ in 0..5 {
+        engine.issue_milestone().unwrap();
+    }
+    let ids: Vec<_> = (MILESTONES + 1..=MILESTONES + 5)
+        .map(|i| engine.milestone_by_index(i).unwrap())
+        .collect();
+    drop(engine);
+    let engine = open(dir.path());
+    assert!(journal_framed(&engine) <= 5, "{:?}", engine.opened());
+    let now = answers(&engine, &h);
+    assert_eq!(now.ledger_index, MILESTONES + 5);
+    assert!(now.milestones == before.milestones, "milestones differ");
+    assert!(now.by_id == before.by_id, "milestones by id differ");
+    assert!(now.richest == before.richest, "rich lists differ");
+    assert!(now.outputs == before.outputs, "outputs differ");
+    assert!(now.included == before.included, "included blocks differ");
+    // All but milestone 40's block, which milestone 41 referenced.
+    let n = before.blocks.len() - 1;
+    assert!(now.blocks[..n] == before.blocks[..n], "blocks differ");
+    for m in ids {
+        assert_eq!(engine.milestone_by_id(&m.milestone_id), Some(m));
+        assert_eq!(engine.milestone_by_index(m.index), Some(m));
     }
 }

@@ -1373,6 +1373,10 @@ const CRASH_POINTS: &[&str] = &[
     // A ledger checkpoint renamed into place (written at every checkpoint here, see
     // `FLOWING`).
     "ledger-checkpoint-before-rename@4",
+    // Milestone index rows committed to `history/milestones.redb` (before each ledger
+    // checkpoint here).
+    "milestone-index-before-commit@5",
+    "milestone-index-after-commit@5",
 ];
 
 #[test]
