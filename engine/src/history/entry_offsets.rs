@@ -39,6 +39,11 @@ impl EntryOffsets {
         }
     }
 
+    /// The first milestone whose row is held in memory, not stored.
+    pub(super) fn tail_first(&self) -> u32 {
+        self.tail_first
+    }
+
     /// The index the rows are stored in.
     pub(super) fn store(&self) -> &Arc<MilestoneIndex> {
         &self.store

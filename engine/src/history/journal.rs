@@ -326,15 +326,17 @@ impl Journal {
         let reading = file
             .try_clone()
             .map_err(|e| HistoryError::io("opening", path, e))?;
-        let limit = heads_upto.min(upto);
-        let (mut offsets, start) = start_point(&file, path, index, first_index, limit)?;
+        let (mut offsets, start) =
+            start_point(&file, path, index, first_index, (heads_upto, upto))?;
+        let stored_through = offsets.tail_first() - 1;
         let mut frames = FrameReader::new(reading, path, start.map_or(HEADER_LEN, |s| s.1));
         let mut last = None;
         let mut next = first_index;
-        if let Some((stored, _)) = start {
-            // The entry the last stored row names: its head, and the frames after it.
-            last = Some(frames.next_head(stored)?);
-            next = stored + 1;
+        if let Some((skip_to, _)) = start {
+            // The last entry that needs neither framing nor reading: its head, and the frames
+            // after it.
+            last = Some(frames.next_head(skip_to)?);
+            next = skip_to + 1;
         }
         let mut framed = 0;
         while next <= upto {
@@ -349,7 +351,9 @@ impl Journal {
                     block_id: e.block_id,
                 }
             };
-            offsets.push(next, at, head.milestone_id);
+            if next > stored_through {
+                offsets.push(next, at, head.milestone_id);
+            }
             last = Some(head);
             framed += 1;
             next += 1;
@@ -734,26 +738,27 @@ impl Entries<'_> {
     }
 }
 
-/// Where an open of the journal (whose first entry is `first_index`) starts framing, with the
-/// entry offsets it continues: after the highest milestone at or below `limit` the milestone
-/// `index` holds, when that row and the first entry's name the entries they point at (the
-/// milestone and its position are returned; rows above it, which a resume makes again, are
-/// removed); otherwise at the first entry, the index emptied (a row that does not match is
-/// logged, naming the index).
+/// Where an open of the journal (whose first entry is `first_index`) up to `upto` starts, with
+/// the entry offsets it continues. The milestone `index` holds rows up to S (at most `upto`;
+/// rows above, which a resume makes again, are removed) when the rows of the first entry and
+/// of S name the entries they point at; the open then starts after K, the lower of S and
+/// `heads_upto` (entries after `heads_upto` are read whole whether stored or not), when K's
+/// row names its entry too (K and its position are returned). Otherwise it starts at the
+/// first entry, the index emptied (a row that does not match is logged, naming the index).
 fn start_point(
     file: &File,
     path: &Path,
     index: Arc<MilestoneIndex>,
     first_index: u32,
-    limit: u32,
+    (heads_upto, upto): (u32, u32),
 ) -> Result<(EntryOffsets, Option<(u32, u64)>), HistoryError> {
-    match stored_start(file, path, &index, first_index, limit) {
-        Ok(Some((bias, stored, at))) => {
+    match stored_start(file, path, &index, first_index, (heads_upto, upto)) {
+        Ok(Some((bias, stored, skip))) => {
             if index.last()? > Some(stored) {
                 index.truncate_after(stored)?;
             }
             let offsets = EntryOffsets::new(index, bias, stored + 1);
-            return Ok((offsets, Some((stored, at))));
+            return Ok((offsets, skip));
         }
         Ok(None) => {}
         Err(e @ HistoryError::Damaged { .. }) => {
@@ -767,19 +772,20 @@ fn start_point(
     Ok((EntryOffsets::new(index, 0, first_index), None))
 }
 
-/// The bias, milestone and position [`start_point`] starts from, `None` when the index holds
-/// no usable row.
+/// The bias, S, and K with its position (see [`start_point`]); `None` when the index holds no
+/// usable row.
+#[allow(clippy::type_complexity)]
 fn stored_start(
     file: &File,
     path: &Path,
     index: &MilestoneIndex,
     first_index: u32,
-    limit: u32,
-) -> Result<Option<(u64, u32, u64)>, HistoryError> {
+    (heads_upto, upto): (u32, u32),
+) -> Result<Option<(u64, u32, Option<(u32, u64)>)>, HistoryError> {
     let Some(last) = index.last()? else {
         return Ok(None);
     };
-    let stored = last.min(limit);
+    let stored = last.min(upto);
     if stored < first_index {
         return Ok(None);
     }
@@ -787,12 +793,20 @@ fn stored_start(
     let Some(first) = index.get(first_index)? else {
         return Ok(None);
     };
-    let row = index.get(stored)?;
     let damaged = |why: String| HistoryError::Damaged {
         path: index.path().to_path_buf(),
         why,
     };
-    let row = row.ok_or_else(|| damaged(format!("no row for milestone {stored}")))?;
+    let row_of = |i: u32| {
+        index
+            .get(i)?
+            .ok_or_else(|| damaged(format!("no row for milestone {i}")))
+    };
+    let row = row_of(stored)?;
+    let skip_to = stored.min(heads_upto);
+    let skip = (skip_to >= first_index)
+        .then(|| row_of(skip_to))
+        .transpose()?;
     let bias = first.offset.checked_sub(HEADER_LEN).ok_or_else(|| {
         damaged(format!(
             "the row of milestone {first_index} lies before the journal"
@@ -802,7 +816,7 @@ fn stored_start(
         .metadata()
         .map_err(|e| HistoryError::io("reading", path, e))?
         .len();
-    for r in [first, row] {
+    for r in [Some(first), Some(row), skip].into_iter().flatten() {
         let at = r.offset.saturating_sub(bias);
         let head = read_frame(file, path, (at, len), r.index, |body| {
             JournalEntry::decode_head(body, r.index)
@@ -814,7 +828,11 @@ fn stored_start(
             )));
         }
     }
-    Ok(Some((bias, stored, row.offset - bias)))
+    Ok(Some((
+        bias,
+        stored,
+        skip.map(|r| (r.index, r.offset - bias)),
+    )))
 }
 
 /// Reads and checks the body of the entry of milestone `index` framed at offset `at` of
@@ -1404,7 +1422,12 @@ mod tests {
         let opened = Journal::open_upto(&path, index_of(&path), (1, 0, 50)).unwrap();
         assert_eq!(opened.framed, 50);
         let mut j = opened.journal;
-        store_rows(&mut j, 50);
+        assert_eq!(
+            j.index_rows_held(),
+            0,
+            "the stored rows are used, not held again"
+        );
+        assert_eq!(j.read_entry(33).unwrap(), Some(entry(33)));
         // A rewrite drops 1..=19 from the file: stored offsets still find every entry, and
         // the next commit forgets the rows before the new first entry.
         let mut rewrite = j.begin_rewrite(20).unwrap().expect("entries to drop");
