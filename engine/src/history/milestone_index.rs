@@ -259,14 +259,19 @@ impl IndexSnapshot {
     /// # Errors
     /// The file cannot be read, or the row fails its checksum ([`HistoryError::Damaged`]).
     pub(crate) fn get(&self, index: u32) -> Result<Option<IndexRow>, HistoryError> {
-        let damaged = |why: String| HistoryError::Damaged {
-            path: self.path.clone(),
-            why,
-        };
-        let Some(v) = self.table.get(index).map_err(|e| damaged(e.to_string()))? else {
+        let Some(v) = self
+            .table
+            .get(index)
+            .map_err(|e| super::redb_file::failure(&self.path, e.into()))?
+        else {
             return Ok(None);
         };
-        decode(index, &v.value()).map(Some).map_err(damaged)
+        decode(index, &v.value())
+            .map(Some)
+            .map_err(|why| HistoryError::Damaged {
+                path: self.path.clone(),
+                why,
+            })
     }
 }
 

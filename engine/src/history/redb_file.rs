@@ -101,7 +101,8 @@ impl RedbFile {
     }
 }
 
-fn failure(path: &Path, e: redb::Error) -> HistoryError {
+/// `e`, met using the file at `path`, as a [`HistoryError`].
+pub(super) fn failure(path: &Path, e: redb::Error) -> HistoryError {
     match e {
         // redb reads a file that is not one of its own as invalid data.
         redb::Error::Io(source)
