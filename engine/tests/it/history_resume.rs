@@ -438,6 +438,40 @@ fn a_damaged_ledger_checkpoint_is_named_and_the_whole_journal_applied() {
 }
 
 #[test]
+fn a_ledger_checkpoint_naming_bytes_the_log_does_not_hold_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, before) = stopped_history(dir.path());
+    let file = history_file(dir.path(), "ledger.checkpoint");
+    let mut bytes = std::fs::read(&file).unwrap();
+    // A row whose bytes are in a log record (not the genesis blob) is pointed at a record past
+    // the log's end, and the rows' checksum made to match: every check of the file passes,
+    // but the output's bytes cannot be read when the open books it.
+    const HEADER: usize = 36;
+    const ROW: usize = 132;
+    const RECORD_AT: usize = 116;
+    let trailer = bytes.len() - 4;
+    let rows_crc = |b: &[u8]| crc32fast::hash(&b[HEADER..trailer]).to_le_bytes();
+    assert_eq!(
+        rows_crc(&bytes),
+        bytes[trailer..],
+        "the rows' checksum as FORMAT.md says"
+    );
+    let rows = (trailer - HEADER) / ROW;
+    let row = (0..rows)
+        .map(|r| HEADER + r * ROW)
+        .find(|at| bytes[at + RECORD_AT..at + RECORD_AT + 8] != [0xFF; 8])
+        .expect("an unspent output created by a transaction");
+    bytes[row + RECORD_AT..row + RECORD_AT + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let crc = rows_crc(&bytes);
+    bytes[trailer..].copy_from_slice(&crc);
+    std::fs::write(&file, &bytes).unwrap();
+    // Not used (logged): the whole journal is applied instead, with the same answers.
+    let engine = open(dir.path());
+    assert_eq!(journal_applied(&engine), MILESTONES);
+    assert_eq!(answers(&engine, &h), before);
+}
+
+#[test]
 fn a_damaged_journal_entry_under_the_ledger_checkpoint_is_named_when_read_and_never_served() {
     let dir = tempfile::tempdir().unwrap();
     let (h, before) = stopped_history(dir.path());
