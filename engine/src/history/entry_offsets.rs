@@ -93,15 +93,28 @@ impl EntryOffsets {
             })
     }
 
-    /// The index of the milestone whose id is `id`, if the journal holds its entry (the
-    /// caller checks the entry's id: an index row may be damaged).
+    /// The milestone whose id is `id` and the file position of its entry, if the journal (from
+    /// `first_index`) holds it (the caller checks the entry's id: an index row may be damaged).
     ///
     /// # Errors
-    /// The index cannot be read.
-    pub(super) fn index_of(&self, id: &[u8; 32]) -> Result<Option<u32>, HistoryError> {
-        match self.tail_ids.get(id) {
-            Some(i) => Ok(Some(*i)),
-            None => self.store.index_of(id),
+    /// The index cannot be read, or the row fails its checksum.
+    pub(super) fn find(
+        &self,
+        id: &[u8; 32],
+        first_index: u32,
+    ) -> Result<Option<(u32, u64)>, HistoryError> {
+        if let Some(&index) = self.tail_ids.get(id) {
+            if index < first_index {
+                return Ok(None);
+            }
+            let k = (index - self.tail_first) as usize;
+            return Ok(self.tail.get(k).map(|(o, _)| (index, o - self.bias)));
+        }
+        match self.store.find(id)? {
+            Some(row) if row.index >= first_index => {
+                Ok(Some((row.index, self.file_position(&row)?)))
+            }
+            _ => Ok(None),
         }
     }
 

@@ -328,7 +328,7 @@ impl Journal {
             .map_err(|e| HistoryError::io("opening", path, e))?;
         let (mut offsets, start) =
             start_point(&file, path, index, first_index, (heads_upto, upto))?;
-        let stored_through = offsets.tail_first() - 1;
+        let stored_through = offsets.tail_first().saturating_sub(1);
         let mut frames = FrameReader::new(reading, path, start.map_or(HEADER_LEN, |s| s.1));
         let mut last = None;
         let mut next = first_index;
@@ -566,14 +566,25 @@ impl Journal {
         self.offsets.position(index, self.first_index)
     }
 
-    /// The index of the milestone whose entry has id `id` (checked against the entry by
-    /// the caller, which reads it anyway); `None` when not held.
+    /// The index and identity of the milestone whose id is `id` (the entry found through the
+    /// milestone index; the caller compares the entry's id with `id`); `None` when not held.
     ///
     /// # Errors
-    /// The milestone index cannot be read.
-    pub(crate) fn index_of(&self, id: &[u8; 32]) -> Result<Option<u32>, HistoryError> {
-        let index = self.offsets.index_of(id)?;
-        Ok(index.filter(|i| (self.first_index..self.next_index).contains(i)))
+    /// The milestone index cannot be read, or the entry fails its checks.
+    pub(crate) fn head_by_id(
+        &self,
+        id: &[u8; 32],
+    ) -> Result<Option<(u32, EntryHead)>, HistoryError> {
+        let Some((index, at)) = self.offsets.find(id, self.first_index)? else {
+            return Ok(None);
+        };
+        if !(self.first_index..self.next_index).contains(&index) {
+            return Ok(None);
+        }
+        let head = read_frame(&self.file, &self.path, (at, self.end), index, |body| {
+            JournalEntry::decode_head(body, index)
+        })?;
+        Ok(Some((index, head)))
     }
 
     /// The milestone index the entries' rows are stored in.
@@ -1405,8 +1416,9 @@ mod tests {
         }
         store_rows(&mut j, 40);
         assert_eq!(j.index_rows_held(), 10);
-        assert_eq!(j.index_of(&[7; 32]).unwrap(), Some(7), "stored");
-        assert_eq!(j.index_of(&[45; 32]).unwrap(), Some(45), "held");
+        let found = |j: &Journal, i: u32| j.head_by_id(&[i as u8; 32]).unwrap().map(|(i, _)| i);
+        assert_eq!(found(&j, 7), Some(7), "stored");
+        assert_eq!(found(&j, 45), Some(45), "held");
         drop(j);
         // Up to 50 covered by a ledger checkpoint: only 41..=50 are framed.
         let opened = Journal::open_upto(&path, index_of(&path), (1, 50, 50)).unwrap();
@@ -1434,10 +1446,27 @@ mod tests {
         rewrite.copy().unwrap();
         j.finish_rewrite(rewrite).unwrap();
         j.append(&entry(51)).unwrap();
+        // Rows held in memory below the new first entry are not served either.
+        let mut held = Journal::create(&dir.path().join("other.journal"), 1, {
+            Arc::new(MilestoneIndex::open(&dir.path().join("other.redb"), 1 << 20).unwrap())
+        })
+        .unwrap();
+        for i in 1..=6 {
+            held.append(&entry(i)).unwrap();
+        }
+        let mut rewrite = held.begin_rewrite(4).unwrap().expect("entries to drop");
+        rewrite.copy().unwrap();
+        held.finish_rewrite(rewrite).unwrap();
+        assert_eq!(held.index_rows_held(), 6);
+        assert_eq!(found(&held, 2), None, "held, before the journal");
+        assert_eq!(held.read_head(2).unwrap(), None);
+        assert_eq!(found(&held, 5), Some(5));
+        assert_eq!(held.read_entry(5).unwrap(), Some(entry(5)));
         for i in 20..=51 {
             assert_eq!(j.read_entry(i).unwrap(), Some(entry(i)), "milestone {i}");
         }
-        assert_eq!(j.index_of(&[7; 32]).unwrap(), None, "before the journal");
+        assert_eq!(found(&j, 7), None, "before the journal");
+        assert_eq!(found(&j, 33), Some(33));
         store_rows(&mut j, 51);
         assert_eq!(j.milestone_index().get(19).unwrap(), None);
         drop(j);

@@ -131,15 +131,23 @@ impl MilestoneIndex {
         self.snapshot()?.get(index)
     }
 
-    /// The index of the milestone whose id is `id`, if stored.
+    /// The row of the milestone whose id is `id`, if stored (one read transaction for both
+    /// tables). The row's own id is not compared with `id`: the caller does, with the entry's.
     ///
     /// # Errors
-    /// The file cannot be read.
-    pub(crate) fn index_of(&self, id: &[u8; 32]) -> Result<Option<u32>, HistoryError> {
+    /// The file cannot be read, or the row fails its checksum ([`HistoryError::Damaged`]).
+    pub(crate) fn find(&self, id: &[u8; 32]) -> Result<Option<IndexRow>, HistoryError> {
         let tx = self.file.begin_read()?;
-        let table = tx.open_table(BY_ID).map_err(|e| self.file.err(e))?;
-        let index = table.get(id).map_err(|e| self.file.err(e))?;
-        Ok(index.map(|v| v.value()))
+        let by_id = tx.open_table(BY_ID).map_err(|e| self.file.err(e))?;
+        let Some(index) = by_id.get(id).map_err(|e| self.file.err(e))? else {
+            return Ok(None);
+        };
+        let entries = tx.open_table(ENTRIES).map_err(|e| self.file.err(e))?;
+        IndexSnapshot {
+            table: entries,
+            path: self.path().to_path_buf(),
+        }
+        .get(index.value())
     }
 
     /// The rows as they are now, read later without regard to commits made meanwhile.
@@ -298,14 +306,14 @@ mod tests {
         let before = index.snapshot().unwrap();
         assert_eq!(index.last().unwrap(), Some(20));
         assert_eq!(index.get(7).unwrap(), Some(row(7)));
-        assert_eq!(index.index_of(&[7; 32]).unwrap(), Some(7));
+        assert_eq!(index.find(&[7; 32]).unwrap(), Some(row(7)));
         assert_eq!(index.get(21).unwrap(), None);
 
         // A later store forgets what is below its bound and skips rows there.
         index.store(&[row(3), row(21)], 10).unwrap();
         assert_eq!(index.get(9).unwrap(), None);
         assert_eq!(index.get(3).unwrap(), None);
-        assert_eq!(index.index_of(&[9; 32]).unwrap(), None);
+        assert_eq!(index.find(&[9; 32]).unwrap(), None);
         assert_eq!(index.get(10).unwrap(), Some(row(10)));
         assert_eq!(index.get(21).unwrap(), Some(row(21)));
         assert_eq!(index.len().unwrap(), 12);
@@ -314,14 +322,14 @@ mod tests {
 
         index.truncate_after(15).unwrap();
         assert_eq!(index.last().unwrap(), Some(15));
-        assert_eq!(index.index_of(&[16; 32]).unwrap(), None);
+        assert_eq!(index.find(&[16; 32]).unwrap(), None);
         drop(index);
 
         let index = MilestoneIndex::open(&path, 1 << 20).unwrap();
         assert_eq!(index.get(15).unwrap(), Some(row(15)));
         index.clear().unwrap();
         assert_eq!(index.last().unwrap(), None);
-        assert_eq!(index.index_of(&[15; 32]).unwrap(), None);
+        assert_eq!(index.find(&[15; 32]).unwrap(), None);
     }
 
     #[test]

@@ -62,25 +62,36 @@ impl Milestones {
     /// The confirmed milestone whose id is `id` (see [`Milestones::get`]); an index row that
     /// names another milestone's entry is logged and not served.
     pub(super) fn by_id(&self, id: &[u8; 32], journal: &Journal) -> Option<MilestoneInfo> {
-        let index = match journal.index_of(id) {
-            Ok(index) => index?,
+        let latest = self.latest?;
+        if latest.milestone_id == *id {
+            return Some(latest);
+        }
+        let (index, head) = match journal.head_by_id(id) {
+            Ok(found) => found?,
             Err(err) => {
                 tracing::error!("milestone {} not served: {err}", hex::encode(id));
                 return None;
             }
         };
-        let info = self.get(index, journal)?;
-        if info.milestone_id != *id {
+        if index < self.first || index > latest.index {
+            return None;
+        }
+        if head.milestone_id != *id {
             tracing::error!(
                 "{} is damaged: milestone {} names the entry of milestone {index}, whose id \
                  is {}",
                 journal.milestone_index().path().display(),
                 hex::encode(id),
-                hex::encode(info.milestone_id)
+                hex::encode(head.milestone_id)
             );
             return None;
         }
-        Some(info)
+        Some(MilestoneInfo {
+            index,
+            timestamp: head.timestamp,
+            milestone_id: head.milestone_id,
+            block_id: head.block_id,
+        })
     }
 
     /// Serves no milestone at or below `index` from now on; returns how many were served.
