@@ -407,30 +407,36 @@ fn history() {
              outputs (built in {built:.1?}):"
         );
         // The child stops cleanly: the second open is after a clean stop.
-        for label in [
-            "after a stop without a final checkpoint",
-            "after a clean stop",
-        ] {
-            let exe = std::env::current_exe().expect("this bench binary");
-            let out = std::process::Command::new(exe)
-                .arg("--bench")
-                .arg("history")
-                .env(
-                    HISTORY_OPEN,
-                    format!("{}:{milestones}", dir.path().display()),
-                )
-                .output()
-                .expect("the measuring child runs");
-            println!(
-                " {label}:\n{}",
-                String::from_utf8_lossy(&out.stdout).trim_end()
-            );
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        let arg = format!("{}:{milestones}", dir.path().display());
+        open_in_children("history", HISTORY_OPEN, &arg);
+    }
+}
+
+/// Runs this bench binary again as bench `case` with `env` set to `arg`, twice: the first child
+/// opens a data directory left without a final checkpoint and stops cleanly, so the second
+/// opens it after a clean stop. Prints what each measured (in a fresh process, so that its
+/// memory is the open's own).
+fn open_in_children(case: &str, env: &str, arg: &str) {
+    for label in [
+        "after a stop without a final checkpoint",
+        "after a clean stop",
+    ] {
+        let exe = std::env::current_exe().expect("this bench binary");
+        let out = std::process::Command::new(exe)
+            .arg("--bench")
+            .arg(case)
+            .env(env, arg)
+            .output()
+            .expect("the measuring child runs");
+        println!(
+            " {label}:\n{}",
+            String::from_utf8_lossy(&out.stdout).trim_end()
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -507,27 +513,8 @@ fn milestone_history() {
         let built = built.elapsed();
         drop(engine);
         println!("history of {milestones} milestones (built in {built:.1?}):");
-        for label in [
-            "after a stop without a final checkpoint",
-            "after a clean stop",
-        ] {
-            let exe = std::env::current_exe().expect("this bench binary");
-            let out = std::process::Command::new(exe)
-                .arg("--bench")
-                .arg("milestones")
-                .env(MILESTONES_OPEN, dir.path())
-                .output()
-                .expect("the measuring child runs");
-            println!(
-                " {label}:\n{}",
-                String::from_utf8_lossy(&out.stdout).trim_end()
-            );
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        let arg = dir.path().display().to_string();
+        open_in_children("milestones", MILESTONES_OPEN, &arg);
     }
 }
 

@@ -116,20 +116,36 @@ pub struct NodeConfig {
     pub history_cache_size: usize,
 }
 
-/// The size of new log segment files given as `--log-segment-size`, checked.
-fn log_segment_size(args: &RunArgs) -> Result<u32, ConfigError> {
-    let invalid = || ConfigError::Invalid {
-        name: "log-segment-size",
-        reason: "expected a size in binary units from 64KB to 2GB, like 64MB",
-    };
-    let Some(text) = args.log_segment_size.as_deref() else {
-        return Ok(ledger_engine::DEFAULT_LOG_SEGMENT_SIZE);
+/// A size flag `name` given as `text` (its default when absent), in binary units within
+/// `range`; `reason` says what is expected when it is not.
+fn size_within<T: TryFrom<u64>>(
+    (name, reason): (&'static str, &'static str),
+    text: Option<&str>,
+    default: T,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<T, ConfigError> {
+    let invalid = || ConfigError::Invalid { name, reason };
+    let Some(text) = text else {
+        return Ok(default);
     };
     let bytes = ledger_engine::PruneTarget::parse_size(text).map_err(|_| invalid())?;
-    if !(64 << 10..=2 << 30).contains(&bytes) {
+    if !range.contains(&bytes) {
         return Err(invalid());
     }
-    u32::try_from(bytes).map_err(|_| invalid())
+    T::try_from(bytes).map_err(|_| invalid())
+}
+
+/// The size of new log segment files given as `--log-segment-size`, checked.
+fn log_segment_size(args: &RunArgs) -> Result<u32, ConfigError> {
+    size_within(
+        (
+            "log-segment-size",
+            "expected a size in binary units from 64KB to 2GB, like 64MB",
+        ),
+        args.log_segment_size.as_deref(),
+        ledger_engine::DEFAULT_LOG_SEGMENT_SIZE,
+        64 << 10..=2 << 30,
+    )
 }
 
 /// `--ledger-checkpoint-journal-size`, checked.
@@ -145,18 +161,15 @@ fn ledger_checkpoint_journal_size(args: &RunArgs) -> Result<u64, ConfigError> {
 
 /// `--history-cache-size`, checked.
 fn history_cache_size(args: &RunArgs) -> Result<usize, ConfigError> {
-    let invalid = || ConfigError::Invalid {
-        name: "history-cache-size",
-        reason: "expected a size in binary units from 1MB to 64GB, like 16MB",
-    };
-    let Some(text) = args.history_cache_size.as_deref() else {
-        return Ok(ledger_engine::DEFAULT_HISTORY_CACHE_BYTES);
-    };
-    let bytes = ledger_engine::PruneTarget::parse_size(text).map_err(|_| invalid())?;
-    if !(1 << 20..=64 << 30).contains(&bytes) {
-        return Err(invalid());
-    }
-    usize::try_from(bytes).map_err(|_| invalid())
+    size_within(
+        (
+            "history-cache-size",
+            "expected a size in binary units from 1MB to 64GB, like 16MB",
+        ),
+        args.history_cache_size.as_deref(),
+        ledger_engine::DEFAULT_HISTORY_CACHE_BYTES,
+        1 << 20..=64 << 30,
+    )
 }
 
 /// Default of `--pruning-target-size` (Hornet's).
@@ -504,6 +517,38 @@ mod tests {
         match cli.into_command() {
             Command::Run(run) => *run,
             other => panic!("not run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn size_flags_take_binary_units_within_their_range() {
+        let config = |args: &[&str]| NodeConfig::from_args(parse(args));
+        let ok = config(&[
+            "run",
+            "--history-cache-size",
+            "4MB",
+            "--log-segment-size",
+            "1MB",
+        ])
+        .expect("valid sizes");
+        assert_eq!(ok.history_cache_size, 4 << 20);
+        assert_eq!(ok.log_segment_size, 1 << 20);
+        let defaults = config(&["run"]).expect("defaults");
+        assert_eq!(
+            defaults.history_cache_size,
+            ledger_engine::DEFAULT_HISTORY_CACHE_BYTES
+        );
+        for (flag, bad) in [
+            ("--history-cache-size", "512KB"),
+            ("--history-cache-size", "65GB"),
+            ("--history-cache-size", "lots"),
+            ("--log-segment-size", "3GB"),
+        ] {
+            let err = config(&["run", flag, bad]).expect_err(bad).to_string();
+            assert!(
+                err.contains(flag.trim_start_matches("--")),
+                "{flag} {bad}: {err}"
+            );
         }
     }
 

@@ -73,24 +73,7 @@ impl EntryOffsets {
             let k = (index - self.tail_first) as usize;
             return Ok(self.tail.get(k).map(|(o, _)| o - self.bias));
         }
-        let row = self
-            .store
-            .get(index)?
-            .ok_or_else(|| HistoryError::Damaged {
-                path: self.store.path().to_path_buf(),
-                why: format!("no row for milestone {index}"),
-            })?;
-        self.file_position(&row).map(Some)
-    }
-
-    /// `row`'s offset as a position in the journal file.
-    fn file_position(&self, row: &IndexRow) -> Result<u64, HistoryError> {
-        row.offset
-            .checked_sub(self.bias)
-            .ok_or_else(|| HistoryError::Damaged {
-                path: self.store.path().to_path_buf(),
-                why: format!("the row of milestone {} lies before the journal", row.index),
-            })
+        stored_position(self.store.get(index)?, index, self.bias, self.store.path()).map(Some)
     }
 
     /// The milestone whose id is `id` and the file position of its entry, if the journal (from
@@ -112,7 +95,8 @@ impl EntryOffsets {
         }
         match self.store.find(id)? {
             Some(row) if row.index >= first_index => {
-                Ok(Some((row.index, self.file_position(&row)?)))
+                let at = stored_position(Some(row), row.index, self.bias, self.store.path())?;
+                Ok(Some((row.index, at)))
             }
             _ => Ok(None),
         }
@@ -208,7 +192,26 @@ impl RangePositions {
         let Some(stored) = &self.stored else {
             return Ok(None);
         };
-        let row = stored.get(index)?;
-        Ok(row.and_then(|r| r.offset.checked_sub(self.bias)))
+        stored_position(stored.get(index)?, index, self.bias, stored.path()).map(Some)
     }
+}
+
+/// The file position of milestone `index`'s entry from its stored `row` (taken with `bias`),
+/// which must be there: a missing row or one before the journal is a damaged index at `path`.
+fn stored_position(
+    row: Option<IndexRow>,
+    index: u32,
+    bias: u64,
+    path: &std::path::Path,
+) -> Result<u64, HistoryError> {
+    let damaged = |why: String| HistoryError::Damaged {
+        path: path.to_path_buf(),
+        why,
+    };
+    let row = row.ok_or_else(|| damaged(format!("no row for milestone {index}")))?;
+    row.offset.checked_sub(bias).ok_or_else(|| {
+        damaged(format!(
+            "the row of milestone {index} lies before the journal"
+        ))
+    })
 }

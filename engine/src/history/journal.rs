@@ -763,9 +763,10 @@ fn start_point(
     first_index: u32,
     (heads_upto, upto): (u32, u32),
 ) -> Result<(EntryOffsets, Option<(u32, u64)>), HistoryError> {
-    match stored_start(file, path, &index, first_index, (heads_upto, upto)) {
+    let last = index.last()?;
+    match stored_start(file, path, &index, (first_index, last), (heads_upto, upto)) {
         Ok(Some((bias, stored, skip))) => {
-            if index.last()? > Some(stored) {
+            if last > Some(stored) {
                 index.truncate_after(stored)?;
             }
             let offsets = EntryOffsets::new(index, bias, stored + 1);
@@ -777,23 +778,23 @@ fn start_point(
         }
         Err(e) => return Err(e),
     }
-    if index.last()?.is_some() {
+    if last.is_some() {
         index.clear()?;
     }
     Ok((EntryOffsets::new(index, 0, first_index), None))
 }
 
-/// The bias, S, and K with its position (see [`start_point`]); `None` when the index holds no
-/// usable row.
+/// The bias, S, and K with its position (see [`start_point`]); `None` when the index (whose
+/// last row is `last`) holds no usable row.
 #[allow(clippy::type_complexity)]
 fn stored_start(
     file: &File,
     path: &Path,
     index: &MilestoneIndex,
-    first_index: u32,
+    (first_index, last): (u32, Option<u32>),
     (heads_upto, upto): (u32, u32),
 ) -> Result<Option<(u64, u32, Option<(u32, u64)>)>, HistoryError> {
-    let Some(last) = index.last()? else {
+    let Some(last) = last else {
         return Ok(None);
     };
     let stored = last.min(upto);

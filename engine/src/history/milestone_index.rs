@@ -262,6 +262,11 @@ impl std::fmt::Debug for IndexSnapshot {
 }
 
 impl IndexSnapshot {
+    /// The index file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The row of milestone `index`, if it was stored.
     ///
     /// # Errors

@@ -84,29 +84,20 @@ impl Engine {
         }
         crate::history::crash_point("checkpoint-before-write");
         checkpoint.write(&self.history_dir.join(CHECKPOINT))?;
-        // The rows spent up to the checkpoint leave memory once a batch is held, or all of
-        // them before a ledger checkpoint (a restart finds them stored, or spends them again
-        // from the journal).
+        // The spent rows and the milestone index rows up to the checkpoint leave memory once a
+        // batch of each is held, or all of them before a ledger checkpoint and at a clean stop
+        // (a restart finds them stored, or makes them again from the journal: after a clean
+        // stop it reads no journal entry).
         let ledger_due = self.ledger_checkpoint_due(leaving == Leaving::Yes);
-        let batch = if ledger_due {
-            1
-        } else {
-            super::spent::RUN_BATCH
-        };
-        if let Err(e) = self.store_spent(checkpoint.ledger_index, batch) {
+        let all = ledger_due || leaving == Leaving::Yes;
+        let batch = |run_batch| if all { 1 } else { run_batch };
+        if let Err(e) = self.store_spent(checkpoint.ledger_index, batch(super::spent::RUN_BATCH)) {
             tracing::error!(
                 ledger_index = checkpoint.ledger_index,
                 "spent outputs stay in memory: {e}"
             );
         }
-        // The milestone index's rows likewise: in batches, and all of them before a ledger
-        // checkpoint and at a clean stop (a restart then frames only the journal entries it
-        // applies: none after a clean stop).
-        let index_batch = if ledger_due || leaving == Leaving::Yes {
-            1
-        } else {
-            crate::history::INDEX_RUN_BATCH
-        };
+        let index_batch = batch(crate::history::INDEX_RUN_BATCH);
         if let Err(e) = self.store_milestone_index(checkpoint.ledger_index, index_batch) {
             tracing::error!(
                 ledger_index = checkpoint.ledger_index,
