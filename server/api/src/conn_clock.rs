@@ -4,13 +4,13 @@
 //! `ReadHeaderTimeout` and `IdleTimeout` (which Hornet's operators know) do.
 //!
 //! hyper's own header timer also runs while a connection is idle, so it cannot give the two
-//! different limits; here the socket wrapper ([`TimedStream`]) notes when bytes arrive, the
+//! different limits; here the socket wrapper ([`crate::conn_stream::ConnStream`]) notes when
+//! bytes arrive, the
 //! service wrapper ([`TimedService`]) notes when a request starts and when its response is
 //! ready, and the connection's task closes it at [`ConnClock::deadline`].
 
 use std::{
     future::Future,
-    io,
     pin::Pin,
     sync::{
         atomic::{AtomicU64, AtomicU8, Ordering},
@@ -19,8 +19,6 @@ use std::{
     task::{ready, Context, Poll},
     time::{Duration, Instant},
 };
-
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Waiting for (the rest of) a request header.
 const HEAD: u8 = 0;
@@ -52,7 +50,7 @@ impl ConnClock {
     }
 
     /// Bytes arrived: an idle connection starts a header.
-    fn bytes_arrived(&self) {
+    pub(crate) fn bytes_arrived(&self) {
         if self.phase.load(Ordering::Acquire) == IDLE {
             self.since_ms.store(self.now_ms(), Ordering::Release);
             self.phase.store(HEAD, Ordering::Release);
@@ -84,65 +82,6 @@ impl ConnClock {
         };
         let since = Duration::from_millis(self.since_ms.load(Ordering::Acquire));
         Some(self.base + since + limit)
-    }
-}
-
-/// A socket that tells its [`ConnClock`] when bytes arrive.
-#[derive(Debug)]
-pub(crate) struct TimedStream<S> {
-    inner: S,
-    clock: Arc<ConnClock>,
-}
-
-impl<S> TimedStream<S> {
-    /// Wraps `inner`.
-    pub(crate) fn new(inner: S, clock: Arc<ConnClock>) -> Self {
-        Self { inner, clock }
-    }
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for TimedStream<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.clock.bytes_arrived();
-        }
-        polled
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for TimedStream<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, data)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
     }
 }
 

@@ -20,6 +20,7 @@ pub mod admission;
 pub mod around;
 pub mod config;
 mod conn_clock;
+mod conn_stream;
 pub mod dashboard;
 pub mod error;
 pub mod event_io;

@@ -1,6 +1,7 @@
 //! The HTTP/1.1 accept loop with the limits a public node needs: a header read timeout, an
 //! idle timeout between keep-alive requests (both kept by [`crate::conn_clock`]), a cap on
-//! open connections below the open-file limit, and graceful shutdown.
+//! open connections below the open-file limit, a lingering close (so a client still sending
+//! reads its answer, [`crate::conn_stream`]) and graceful shutdown.
 
 use std::{
     cell::RefCell,
@@ -22,7 +23,10 @@ use tower::{
     Service, ServiceExt,
 };
 
-use crate::conn_clock::{ConnClock, TimedService, TimedStream};
+use crate::{
+    conn_clock::{ConnClock, TimedService},
+    conn_stream::ConnStream,
+};
 
 /// A service the accept loop serves: the API inside its layers (`router::app`), or the
 /// metrics listener's router.
@@ -149,7 +153,7 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let clock = ConnClock::new();
-        let io = TokioIo::new(TimedStream::new(stream, Arc::clone(&clock)));
+        let io = TokioIo::new(ConnStream::new(stream, Arc::clone(&clock)));
         let service = TimedService::new(ConnService(RefCell::new(app.clone())), Arc::clone(&clock));
         let connection = http.serve_connection(io, service).with_upgrades();
         let mut stop = stop_rx.clone();

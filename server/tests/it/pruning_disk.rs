@@ -15,12 +15,14 @@ use serde_json::{json, Value};
 use v2_support::{genesis_split, hex0x, tagged_data, BLOCKS};
 
 const INFO: &str = "/api/core/v2/info";
-/// Milestones every 50 ms, pruning 21 below the confirmed one, 64 KiB segments, disk released
-/// at once.
+const MILESTONE: &str = "/api/core/v2/control/milestone";
+/// Milestones on demand ([`flow`] asks for one after each batch of blocks, so how many blocks a
+/// milestone confirms does not depend on how fast this machine posts), pruning 21 below the
+/// confirmed one, 64 KiB segments, disk released at once.
 const FLOWING: &[&str] = &[
     "--no-p2p",
     "--coordinator-interval",
-    "0.05",
+    "0",
     "--pruning-milestones-to-keep",
     "21",
     "--log-segment-size",
@@ -52,11 +54,21 @@ fn status(node: &TestNode) -> Value {
     node.get(INFO).json()["status"].clone()
 }
 
-/// Posts 1 KiB tagged-data blocks until the node stops answering or `done` says so; returns
-/// (block id, confirmed index when it was posted) of each acknowledged block.
-fn flow(node: &TestNode, mut done: impl FnMut(u64, u64) -> bool) -> Vec<(String, u64)> {
+/// Blocks posted between two milestones of [`flow`].
+const BATCH: u32 = 10;
+
+/// Posts 1 KiB tagged-data blocks in batches of [`BATCH`] until the node stops answering or
+/// `done` says so, asking for a milestone after each batch when `issue` (a node started with
+/// [`FLOWING`]); returns (block id, confirmed index when it was posted) of each acknowledged
+/// block.
+fn flow(
+    node: &TestNode,
+    issue: bool,
+    mut done: impl FnMut(u64, u64) -> bool,
+) -> Vec<(String, u64)> {
     let mut acked = Vec::new();
     let data = vec![0x5a; 1024];
+    let bearer = format!("Bearer {}", node.jwt());
     for i in 0u32.. {
         let Some(info) = node.try_get(INFO) else {
             break;
@@ -67,7 +79,7 @@ fn flow(node: &TestNode, mut done: impl FnMut(u64, u64) -> bool) -> Vec<(String,
         if done(confirmed, pruned) {
             break;
         }
-        for j in 0..20u32 {
+        for j in 0..BATCH {
             let mut d = data.clone();
             d[..8].copy_from_slice(&(u64::from(i) << 32 | u64::from(j)).to_le_bytes());
             let body = json!({"protocolVersion": 2, "payload": tagged_data(b"fill", &d)});
@@ -80,6 +92,14 @@ fn flow(node: &TestNode, mut done: impl FnMut(u64, u64) -> bool) -> Vec<(String,
             };
             if reply.status == 201 {
                 acked.push((reply.created_id(), confirmed));
+            }
+        }
+        if issue {
+            let auth = [("authorization", bearer.as_str())];
+            match node.try_post(MILESTONE, &auth, b"") {
+                Some(r) if r.status == 200 => {}
+                // Stopped (a crash point) or stopping.
+                _ => return acked,
             }
         }
         assert!(i < 20_000, "the flow did not end");
@@ -152,7 +172,7 @@ fn assert_same(before: &[(String, u16, Vec<u8>)], after: &[(String, u16, Vec<u8>
 fn a_pruning_node_gives_disk_back_and_answers_the_same_after_restarts() {
     let node = TestNode::start_with(FLOWING, &[]);
     let (kept_output, tx_id, tx_block) = transfer(&node);
-    let acked = flow(&node, |_, pruned| pruned >= 200);
+    let acked = flow(&node, true, |_, pruned| pruned >= 200);
     let dir = node.data_dir();
     assert!(dir.join("log/RETIRED").exists(), "{}", node.log());
     assert!(dir.join("history/base.bin").exists());
@@ -239,7 +259,7 @@ fn a_crash_at_each_step_of_a_retirement_loses_nothing_retained() {
     ] {
         let node = TestNode::start_with(FLOWING, &[("LEDGER_NODE_CRASH_AT", point)]);
         let (kept_output, _, _) = transfer(&node);
-        let acked = flow(&node, |_, _| false);
+        let acked = flow(&node, true, |_, _| false);
         assert!(
             node.log()
                 .contains(&format!("LEDGER_NODE_CRASH_AT={point}")),
@@ -266,7 +286,7 @@ fn a_crash_at_each_step_of_a_retirement_loses_nothing_retained() {
         let mut node = node;
         node.terminate();
         let node = TestNode::start_in(node.into_dir(), FLOWING, &[]);
-        flow(&node, |_, p| p >= pruned + 30);
+        flow(&node, true, |_, p| p >= pruned + 30);
         node.get(&format!("/api/core/v2/outputs/{kept_output}"))
             .assert_json(200);
     }
@@ -297,7 +317,7 @@ fn with_default_segments_disk_follows_pruning_by_milestones_and_retired_segments
     let node = TestNode::start_with(&args, &[]);
     let log_dir = node.data_dir().join("log");
     let mut most_mappings = 0;
-    let acked = flow(&node, |_, pruned| {
+    let acked = flow(&node, false, |_, pruned| {
         most_mappings = most_mappings.max(log_mappings(node.pid()).0);
         pruned >= 150 && node.log().matches("retired pruned log segments").count() >= 3
     });
