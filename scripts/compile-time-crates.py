@@ -11,6 +11,10 @@ opt-level 0; run this after a dependency change and compare:
     python3 scripts/compile-time-crates.py            # the names, one line
     python3 scripts/compile-time-crates.py --check    # exit 1 if Cargo.toml's list differs
 
+A second, hand-made list below it in Cargo.toml names run-time crates that the tests barely
+run (the benchmark harness, command-line parsing, start-up code): they too are built with
+opt-level 0. `--check` only makes sure each of those is still a run-time dependency.
+
 Crates in the lock file that are never built for Linux (windows-*, wasm-*) are left out.
 Standard library only.
 """
@@ -22,9 +26,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "# compile-time crates (scripts/compile-time-crates.py)"
+COLD_MARK = "# cold run-time crates (scripts/compile-time-crates.py)"
 
 
-def compile_time_crates():
+def compile_time_and_runtime_crates():
     meta = json.loads(subprocess.run(
         ["cargo", "metadata", "--format-version", "1", "--locked",
          "--filter-platform", "x86_64-unknown-linux-gnu"],
@@ -47,25 +52,36 @@ def compile_time_crates():
             kinds = [k["kind"] for k in dep["dep_kinds"]]
             if any(k in (None, "dev") for k in kinds) and not is_proc_macro(dep["pkg"]):
                 stack.append(dep["pkg"])
-    return sorted({packages[p]["name"] for p in nodes if p not in runtime})
+    names = lambda ids: sorted({packages[p]["name"] for p in ids})
+    return names(p for p in nodes if p not in runtime), names(runtime)
 
 
-def listed_in_cargo_toml():
+def listed_in_cargo_toml(start, end=None):
+    """The opt-level 0 overrides between the marker line `start` and `end` (or the file's end)."""
     text = (ROOT / "Cargo.toml").read_text()
+    text = text[text.index(start):]
+    if end is not None:
+        text = text[:text.index(end)]
     return sorted(re.findall(r'^\[profile\.dev\.package\.([A-Za-z0-9_-]+)\]\nopt-level = 0$',
                              text, re.M))
 
 
 def main():
-    names = compile_time_crates()
+    names, runtime = compile_time_and_runtime_crates()
     if "--check" in sys.argv[1:]:
-        listed = listed_in_cargo_toml()
+        listed = listed_in_cargo_toml(MARK, COLD_MARK)
         if names != listed:
             missing = sorted(set(names) - set(listed))
             extra = sorted(set(listed) - set(names))
             print(f"Cargo.toml's opt-level 0 list differs: add {missing}, remove {extra}")
             return 1
-        print(f"{len(names)} compile-time crates, as listed in Cargo.toml")
+        cold = listed_in_cargo_toml(COLD_MARK)
+        gone = sorted(set(cold) - set(runtime))
+        if gone:
+            print(f"Cargo.toml's cold run-time crates are no run-time dependency: remove {gone}")
+            return 1
+        print(f"{len(names)} compile-time crates and {len(cold)} cold run-time crates, "
+              "as listed in Cargo.toml")
         return 0
     print(" ".join(names))
     return 0

@@ -8,8 +8,9 @@
 //! solid entry points complete the file.
 //!
 //! Run: `cargo bench -p ledger-benches --bench snapshot_file` (default N = 100 000 and
-//! 1 000 000; `SNAPSHOT_BENCH_OUTPUTS=100000` for other sizes). It prints one row per N for
-//! BENCHMARKS.md; it is a plain program (no criterion): each step runs once on a fresh file.
+//! 1 000 000; 1 000 under `cargo test`; `SNAPSHOT_BENCH_OUTPUTS=100000` for other sizes). It
+//! prints one row per N for BENCHMARKS.md; it is a plain program (no criterion): each step runs
+//! once on a fresh file.
 //! `SNAPSHOT_BENCH_KEEP=DIR` keeps each file in DIR.
 
 #![forbid(unsafe_code)]
@@ -160,7 +161,14 @@ fn run(n: u64) {
 }
 
 fn main() {
-    let sizes = std::env::var("SNAPSHOT_BENCH_OUTPUTS").unwrap_or_else(|_| "100000,1000000".into());
+    // `cargo test --all-targets` runs bench binaries without `--bench`: then one small file
+    // checks that every step still works, and nothing is measured.
+    let default = if std::env::args().any(|a| a == "--bench") {
+        "100000,1000000"
+    } else {
+        "1000"
+    };
+    let sizes = std::env::var("SNAPSHOT_BENCH_OUTPUTS").unwrap_or_else(|_| default.into());
     println!("| outputs | file size | write (fsync, rename) | read (strict) | load | snap-hash |");
     println!("|---:|---:|---:|---:|---:|---:|");
     for n in sizes
