@@ -38,5 +38,6 @@ pub mod routes;
 pub mod serve;
 pub mod state;
 pub mod submit;
+mod unread_body;
 
 pub use serve::serve;

@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use axum::{body::Body, extract::Request, response::Response};
+use axum::{extract::Request, response::Response};
 use futures::future::Either;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -26,6 +26,7 @@ use tower::{
 use crate::{
     conn_clock::{ConnClock, TimedService},
     conn_stream::ConnStream,
+    unread_body::{note_body, CloseIfUnread},
 };
 
 /// A service the accept loop serves: the API inside its layers (`router::app`), or the
@@ -67,8 +68,10 @@ pub fn default_max_connections() -> usize {
 /// only if the stack were ever not ready (none of its layers waits).
 struct ConnService(RefCell<ApiService>);
 
-/// What [`ConnService`] answers with: the stack's answer, or a clone's if it was not ready.
-type ConnFuture = Either<<ApiService as Service<Request>>::Future, Oneshot<ApiService, Request>>;
+/// What [`ConnService`] answers with: the stack's answer, or a clone's if it was not ready,
+/// marked `Connection: close` if the request's body was left unread.
+type ConnFuture =
+    CloseIfUnread<Either<<ApiService as Service<Request>>::Future, Oneshot<ApiService, Request>>>;
 
 impl hyper::service::Service<hyper::Request<Incoming>> for ConnService {
     type Response = Response;
@@ -76,14 +79,15 @@ impl hyper::service::Service<hyper::Request<Incoming>> for ConnService {
     type Future = ConnFuture;
 
     fn call(&self, request: hyper::Request<Incoming>) -> ConnFuture {
-        let request = request.map(Body::new);
+        let (request, body_read) = note_body(request);
         // Borrowed only within this call, which hyper does not re-enter.
         let mut app = self.0.borrow_mut();
-        match app.poll_ready(&mut Context::from_waker(Waker::noop())) {
+        let answer = match app.poll_ready(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(Ok(())) => Either::Left(app.call(request)),
             Poll::Ready(Err(never)) => match never {},
             Poll::Pending => Either::Right(app.clone().oneshot(request)),
-        }
+        };
+        CloseIfUnread::new(answer, body_read)
     }
 }
 
@@ -196,4 +200,91 @@ pub async fn serve(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::{routing::post, Router};
+    use tokio::{
+        io::{AsyncReadExt, AsyncWriteExt},
+        net::TcpStream,
+    };
+
+    use super::*;
+
+    /// Serves a router whose `/read` reads its body and `/ignore` does not; returns its address
+    /// and the sender that stops it.
+    async fn start() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+        let router = Router::new()
+            .route(
+                "/read",
+                post(|body: String| async move { body.len().to_string() }),
+            )
+            .route(
+                "/ignore",
+                post(|| async { "ignored" }).get(|| async { "got" }),
+            );
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let limits = ConnectionLimits {
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(10),
+            max_connections: 16,
+        };
+        let app = ApiService::new(router);
+        tokio::spawn(serve(
+            listener,
+            app,
+            limits,
+            async {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(1),
+        ));
+        (addr, stop)
+    }
+
+    /// Sends `request` on a new connection; returns the answer's header block, lower-cased.
+    async fn answer_head(addr: std::net::SocketAddr, request: &[u8]) -> String {
+        let mut client = TcpStream::connect(addr).await.expect("connect");
+        client.write_all(request).await.expect("write");
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tokio::time::timeout(Duration::from_secs(10), client.read(&mut chunk))
+                .await
+                .expect("an answer in time")
+                .expect("read");
+            assert!(n > 0, "closed before an answer: {answer:?}");
+            answer.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8_lossy(&answer).to_lowercase()
+    }
+
+    #[tokio::test]
+    async fn an_answer_before_the_body_was_read_says_connection_close() {
+        let (addr, _stop) = start().await;
+        // Declared 100 000 bytes, 10 sent: the handler answers without reading them.
+        let unread = answer_head(
+            addr,
+            b"POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789",
+        )
+        .await;
+        assert!(unread.starts_with("http/1.1 200"), "{unread}");
+        assert!(unread.contains("connection: close"), "{unread}");
+        // A body read to its end, and a request without one: the connection stays.
+        let read = answer_head(
+            addr,
+            b"POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789",
+        )
+        .await;
+        assert!(read.starts_with("http/1.1 200"), "{read}");
+        assert!(!read.contains("connection: close"), "{read}");
+        let get = answer_head(addr, b"GET /ignore HTTP/1.1\r\nHost: x\r\n\r\n").await;
+        assert!(get.starts_with("http/1.1 200"), "{get}");
+        assert!(!get.contains("connection: close"), "{get}");
+    }
 }
