@@ -476,8 +476,10 @@ fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
         &[
             "--coordinator-interval",
             "1",
+            // 4 MiB (about 1 000 flood blocks): room for the good client's reader to be
+            // descheduled a while on a busy machine; the slow client overflows it anyway.
             "--mqtt-client-queue",
-            "262144",
+            "4194304",
         ],
         &[],
     );
@@ -527,7 +529,7 @@ fn a_client_that_never_reads_is_dropped_while_others_keep_receiving() {
     };
 
     // 20 000 blocks of 4 KiB (80 MiB sent to each `blocks` subscriber): far more than the
-    // slow client's queue (256 KiB) and its socket's buffers hold. The node's anonymous
+    // slow client's queue (4 MiB) and its socket's buffers hold. The node's anonymous
     // memory is sampled throughout: an unbounded queue would hold most of the 80 MiB.
     let data = vec![0x5a; FLOOD_DATA];
     let peak_anon = AtomicU64::new(anon_before);
