@@ -150,13 +150,15 @@ fn log_segment_size(args: &RunArgs) -> Result<u32, ConfigError> {
 
 /// `--ledger-checkpoint-journal-size`, checked.
 fn ledger_checkpoint_journal_size(args: &RunArgs) -> Result<u64, ConfigError> {
-    let Some(text) = args.ledger_checkpoint_journal_size.as_deref() else {
-        return Ok(ledger_engine::DEFAULT_LEDGER_CHECKPOINT_BYTES);
-    };
-    ledger_engine::PruneTarget::parse_size(text).map_err(|_| ConfigError::Invalid {
-        name: "ledger-checkpoint-journal-size",
-        reason: "expected a size in binary units, like 8MB, or 0",
-    })
+    size_within(
+        (
+            "ledger-checkpoint-journal-size",
+            "expected a size in binary units, like 8MB, or 0",
+        ),
+        args.ledger_checkpoint_journal_size.as_deref(),
+        ledger_engine::DEFAULT_LEDGER_CHECKPOINT_BYTES,
+        0..=u64::MAX,
+    )
 }
 
 /// `--history-cache-size`, checked.

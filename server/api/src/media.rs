@@ -8,7 +8,7 @@
 //! the media type that was asked for.
 
 use axum::{
-    body::{Body, Bytes},
+    body::Bytes,
     extract::{FromRef, FromRequest, FromRequestParts, Request},
     http::{header, request::Parts, HeaderMap, HeaderValue},
     response::{IntoResponse, Response},
@@ -199,10 +199,10 @@ where
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
+        // Answered at once, the body unread: the answer says `Connection: close` and the
+        // connection's close reads what the client still sends, so it sees the 413 instead of
+        // a reset (`unread_body.rs`, `conn_stream.rs`).
         if declared.is_some_and(|len| len > limit as u64) {
-            if declared.is_some_and(|len| len <= MAX_DRAIN) {
-                drain(request.into_body()).await;
-            }
             return Err(too_large);
         }
         let media = request_media_type(request.headers())?;
@@ -226,9 +226,7 @@ where
                     continue;
                 };
                 if bytes.len().saturating_add(data.len()) > limit {
-                    // A chunked body over the limit: read the rest (bounded) so the client
-                    // sees the 413 instead of a reset connection.
-                    drain(body).await;
+                    // A chunked body over the limit: answered as a declared one above.
                     return Err(too_large);
                 }
                 bytes.extend_from_slice(&data);
@@ -242,24 +240,6 @@ where
             media,
             bytes: bytes.freeze(),
         })
-    }
-}
-
-/// Most bytes of an over-limit body that are read and thrown away before answering 413.
-/// Clients write the whole body before reading the answer; if the node closed the
-/// connection on unread data they would see a broken pipe instead of the 413.
-const MAX_DRAIN: u64 = 8 << 20;
-
-/// Reads and discards up to [`MAX_DRAIN`] bytes of `body`.
-async fn drain(mut body: Body) {
-    let mut seen: u64 = 0;
-    while let Some(Ok(frame)) = body.frame().await {
-        if let Some(data) = frame.data_ref() {
-            seen = seen.saturating_add(data.len() as u64);
-            if seen > MAX_DRAIN {
-                break;
-            }
-        }
     }
 }
 
