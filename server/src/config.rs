@@ -20,7 +20,7 @@ use ledger_api::{
 };
 use ledger_p2p::{
     P2pConfig, DEFAULT_BIND as DEFAULT_P2P_BIND, DEFAULT_HEARTBEAT_MAX_AGE, DEFAULT_READ_TIMEOUT,
-    DEFAULT_RECONNECT_INTERVAL, DEFAULT_UNKNOWN_PEERS_LIMIT,
+    DEFAULT_RECONNECT_INTERVAL, DEFAULT_UNKNOWN_PEERS_LIMIT, DEFAULT_WARP_BLOCK_BUDGET,
 };
 
 use crate::cli::RunArgs;
@@ -456,6 +456,9 @@ fn p2p_config(
         binds,
         peers,
         unknown_peers_limit,
+        warp_block_budget: args
+            .p2p_warp_block_budget
+            .unwrap_or(DEFAULT_WARP_BLOCK_BUDGET),
         reconnect_interval: seconds(
             "p2p-reconnect-interval",
             args.p2p_reconnect_interval,
@@ -649,6 +652,7 @@ mod tests {
         assert_eq!(p2p.reconnect_interval, Duration::from_secs(30));
         assert_eq!(p2p.read_timeout, Duration::from_secs(60));
         assert_eq!(p2p.heartbeat_max_age, Duration::from_secs(100));
+        assert_eq!(p2p.warp_block_budget, 50_000);
         assert!(p2p.peers.is_empty());
 
         let id = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
@@ -659,8 +663,10 @@ mod tests {
             &format!("--peer=/dns/b.example/tcp/15600/p2p/{id}"),
             "--peer-alias=a",
             "--p2p-reconnect-interval=1.5",
+            "--p2p-warp-block-budget=0",
         ]);
         let p2p = NodeConfig::from_args(args).expect("valid").p2p.expect("on");
+        assert_eq!(p2p.warp_block_budget, 0);
         assert_eq!(p2p.binds.len(), 2);
         assert_eq!(p2p.peers[0].1.as_deref(), Some("a"));
         assert_eq!(p2p.peers[1].1, None, "no alias at that position");

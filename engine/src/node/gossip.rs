@@ -141,6 +141,14 @@ impl Engine {
         }
     }
 
+    /// Blocks the tangle holds in memory that no milestone references yet: unsolid ones
+    /// waiting for parents, tips, and cones waiting for their milestone. Warp sync narrows
+    /// while this is large, so a catch-up holds a bounded number of them.
+    pub fn unreferenced_blocks(&self) -> usize {
+        let st = self.read();
+        st.tangle.len().saturating_sub(st.tangle.window_len())
+    }
+
     /// The latest milestone known: the highest stored one still waiting for its cone (a
     /// syncing node), else the latest confirmed one. Hornet's `latestMilestone`.
     pub fn latest_known_milestone(&self) -> Option<MilestoneInfo> {

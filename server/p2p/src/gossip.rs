@@ -5,7 +5,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU32, AtomicU64, Ordering},
         Arc,
     },
     time::{Duration, Instant},
@@ -23,11 +23,15 @@ use parking_lot::Mutex;
 use crate::{
     fifo::Fifo,
     registry::{Outgoing, PeerGossip, PeerRegistry},
-    requester::{warp_window, Requester, Want},
+    requester::{warp_span, warp_window, Requester, Want},
 };
 
-/// Milestones warp sync asks for ahead of the confirmed index.
+/// Milestones warp sync asks for ahead of the confirmed index (Hornet's
+/// `warpsync.advancementRange`).
 pub const WARP_WINDOW: u32 = 150;
+/// Milestones whose cones are fetched (and walked for missing blocks) while warp sync is
+/// narrowed (see [`crate::P2pConfig::warp_block_budget`]); always the next ones to confirm.
+const WARP_NARROW: u32 = 3;
 /// Blocks whose senders are remembered until they are broadcast.
 const SENDERS_CAP: usize = 50_000;
 /// Ids of blocks found invalid, so re-sent bytes are punished without decoding again.
@@ -86,6 +90,12 @@ pub struct Gossip {
     pub broadcast_dropped: AtomicU64,
     /// Blocks ignored while unsynced (neither requested nor milestones).
     pub ignored_unsynced: AtomicU64,
+    // The highest milestone index whose cone is fetched on arrival of its blocks (confirmed
+    // index + warp span, set by the sync loop): parents of blocks in cones beyond it are not
+    // asked for; the cone walk asks for them once the milestone is among the next ones.
+    cone_limit: AtomicU32,
+    // Unreferenced blocks in the tangle at which warp sync narrows.
+    warp_block_budget: usize,
 }
 
 impl std::fmt::Debug for Gossip {
@@ -112,11 +122,12 @@ impl BroadcastHook for BroadcastQueue {
 
 impl Gossip {
     /// Creates the shared state, hooks the engine's broadcast and starts the broadcaster
-    /// and the sync loop.
+    /// and the sync loop; warp sync narrows at `warp_block_budget` unreferenced blocks.
     pub fn start(
         engine: Arc<Engine>,
         registry: Arc<PeerRegistry>,
         actions: mpsc::Sender<PeerAction>,
+        warp_block_budget: usize,
     ) -> Arc<Self> {
         let (tx, rx) = mpsc::channel(BROADCAST_QUEUE);
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -132,6 +143,8 @@ impl Gossip {
             requested: Mutex::new(Fifo::new(REQUESTED_CAP)),
             broadcast_dropped: AtomicU64::new(0),
             ignored_unsynced: AtomicU64::new(0),
+            cone_limit: AtomicU32::new(u32::MAX),
+            warp_block_budget,
         });
         let hook = BroadcastQueue {
             tx,
@@ -284,10 +297,11 @@ impl Gossip {
                 // Fetch the rest of a cone: parents of requested blocks and of milestones.
                 // Never asked: anything at or below our own pruning index (hornet #1002).
                 let pruned = self.engine.pruning_index();
+                let cone_limit = self.cone_limit.load(Ordering::Relaxed);
                 let cone = stored
                     .milestone_index
                     .or(requested_index.filter(|i| *i != 0))
-                    .filter(|i| *i > pruned);
+                    .filter(|i| *i > pruned && *i <= cone_limit);
                 if let Some(index) = cone {
                     // Asked at once, of the peer that sent the child (it has the parents):
                     // a cone is fetched one level per round trip, not per sync tick.
@@ -417,13 +431,24 @@ impl Gossip {
                     .max()
                     .unwrap_or(0);
                 let target = best_peer.max(state.latest);
-                for index in warp_window(state.confirmed, target, WARP_WINDOW, |i| {
+                let span = warp_span(
+                    engine.unreferenced_blocks(),
+                    gossip.warp_block_budget,
+                    WARP_WINDOW,
+                    WARP_NARROW,
+                );
+                gossip
+                    .cone_limit
+                    .store(state.confirmed.saturating_add(span), Ordering::Relaxed);
+                for index in warp_window(state.confirmed, target, span, |i| {
                     engine.milestone_block_id(i).is_some()
                 }) {
                     gossip.requester.request(Want::Milestone(index), index, now);
                 }
                 if walk {
-                    let end = state.latest.min(state.confirmed.saturating_add(3));
+                    let end = state
+                        .latest
+                        .min(state.confirmed.saturating_add(WARP_NARROW));
                     for index in state.confirmed.saturating_add(1)..=end {
                         for id in engine.missing_in_milestone_cone(index, 1_024) {
                             gossip.requester.request(Want::Block(id), index, now);

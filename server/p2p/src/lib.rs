@@ -62,6 +62,10 @@ pub struct P2pConfig {
     pub read_timeout: Duration,
     /// Age of a peer's last heartbeat that ends its stream.
     pub heartbeat_max_age: Duration,
+    /// Blocks no milestone references yet that the tangle may hold before warp sync narrows
+    /// from 150 milestones ahead to the next 3: a milestone's cone stays in memory (about
+    /// 1 KB a block) until it is confirmed, so this bounds a catch-up's memory.
+    pub warp_block_budget: usize,
 }
 
 /// Default peer listen address (Hornet's port).
@@ -74,6 +78,8 @@ pub const DEFAULT_RECONNECT_INTERVAL: f64 = 30.0;
 pub const DEFAULT_READ_TIMEOUT: f64 = 60.0;
 /// Default age of a peer's last heartbeat that ends its stream, in seconds.
 pub const DEFAULT_HEARTBEAT_MAX_AGE: f64 = 100.0;
+/// Default unreferenced blocks at which warp sync narrows (about 50 MB of tangle rows).
+pub const DEFAULT_WARP_BLOCK_BUDGET: usize = 50_000;
 
 impl Default for P2pConfig {
     /// Peering as `ledger-node` runs it without flags: the store under `./data`, listening
@@ -87,6 +93,7 @@ impl Default for P2pConfig {
             reconnect_interval: Duration::from_secs_f64(DEFAULT_RECONNECT_INTERVAL),
             read_timeout: Duration::from_secs_f64(DEFAULT_READ_TIMEOUT),
             heartbeat_max_age: Duration::from_secs_f64(DEFAULT_HEARTBEAT_MAX_AGE),
+            warp_block_budget: DEFAULT_WARP_BLOCK_BUDGET,
         }
     }
 }
@@ -228,7 +235,12 @@ impl P2p {
         tracing::info!(%protocol, known_peers = known, "peering");
         let (commands_tx, commands_rx) = mpsc::channel(64);
         let (actions_tx, actions_rx) = mpsc::channel(1_024);
-        let gossip = gossip::Gossip::start(engine, Arc::clone(&registry), actions_tx);
+        let gossip = gossip::Gossip::start(
+            engine,
+            Arc::clone(&registry),
+            actions_tx,
+            config.warp_block_budget,
+        );
         let rules = SessionRules {
             read_timeout: config.read_timeout,
             heartbeat_max_age: config.heartbeat_max_age,

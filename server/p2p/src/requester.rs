@@ -147,6 +147,19 @@ impl Requester {
     }
 }
 
+/// Milestones ahead of the confirmed index whose cones warp sync fetches: `wide` while the
+/// tangle holds fewer than `budget` unreferenced blocks, else `narrow` (the cones the sync
+/// loop's walk covers, so confirmations go on and free the budget). A milestone's blocks stay
+/// in memory until it is confirmed: with 1 000 blocks a milestone, 150 milestones of cones
+/// held at once are 150 000 blocks (about 150 MB of tangle rows), whatever the gap.
+pub fn warp_span(unreferenced: usize, budget: usize, wide: u32, narrow: u32) -> u32 {
+    if unreferenced < budget {
+        wide
+    } else {
+        narrow.min(wide)
+    }
+}
+
 /// The milestone indexes warp sync asks for: those in (confirmed, min(confirmed + window,
 /// target)] that `known` does not have.
 pub fn warp_window(
@@ -228,6 +241,16 @@ mod tests {
         }
         assert!(!r.request(Want::Block([0xff; 32]), 0, t0));
         assert!(r.request(Want::Block([0xfe; 32]), 2, t0));
+    }
+
+    #[test]
+    fn warp_span_narrows_once_the_unreferenced_blocks_reach_the_budget() {
+        assert_eq!(warp_span(0, 50_000, 150, 3), 150);
+        assert_eq!(warp_span(49_999, 50_000, 150, 3), 150);
+        assert_eq!(warp_span(50_000, 50_000, 150, 3), 3);
+        assert_eq!(warp_span(usize::MAX, 50_000, 150, 3), 3);
+        // Never wider when narrowed.
+        assert_eq!(warp_span(60_000, 50_000, 2, 3), 2);
     }
 
     #[test]
