@@ -475,8 +475,9 @@ pub struct RunArgs {
     pub p2p_unknown_peers_limit: Option<usize>,
 
     /// Blocks no milestone references yet that a catching-up node holds (about 1 KB of memory
-    /// each) before warp sync narrows from 150 milestones ahead to the next 3 (0: always the
-    /// next 3) [default: 50000].
+    /// each) before warp sync starts no further milestone's cone; its window starts at the
+    /// next 3 milestones and doubles at each confirmation, up to 150, while it holds less than
+    /// half of this (0: always the next 3) [default: 50000].
     #[arg(long, env = "LEDGER_NODE_P2P_WARP_BLOCK_BUDGET", value_name = "N")]
     pub p2p_warp_block_budget: Option<usize>,
 

@@ -23,14 +23,14 @@ use parking_lot::Mutex;
 use crate::{
     fifo::Fifo,
     registry::{Outgoing, PeerGossip, PeerRegistry},
-    requester::{warp_span, warp_window, Requester, Want},
+    requester::{warp_window, Requester, Want, WarpSpan},
 };
 
 /// Milestones warp sync asks for ahead of the confirmed index (Hornet's
 /// `warpsync.advancementRange`).
 pub const WARP_WINDOW: u32 = 150;
-/// Milestones whose cones are fetched (and walked for missing blocks) while warp sync is
-/// narrowed (see [`crate::P2pConfig::warp_block_budget`]); always the next ones to confirm.
+/// Milestones whose cones are always fetched (and walked for missing blocks): warp sync's
+/// span at the start, and the least it holds at the budget (see [`WarpSpan`]).
 const WARP_NARROW: u32 = 3;
 /// Blocks whose senders are remembered until they are broadcast.
 const SENDERS_CAP: usize = 50_000;
@@ -94,8 +94,8 @@ pub struct Gossip {
     // index + warp span, set by the sync loop): parents of blocks in cones beyond it are not
     // asked for; the cone walk asks for them once the milestone is among the next ones.
     cone_limit: AtomicU32,
-    // Unreferenced blocks in the tangle at which warp sync narrows.
-    warp_block_budget: usize,
+    // How far ahead warp sync works (see `WarpSpan`).
+    warp_span: Mutex<WarpSpan>,
 }
 
 impl std::fmt::Debug for Gossip {
@@ -122,7 +122,7 @@ impl BroadcastHook for BroadcastQueue {
 
 impl Gossip {
     /// Creates the shared state, hooks the engine's broadcast and starts the broadcaster
-    /// and the sync loop; warp sync narrows at `warp_block_budget` unreferenced blocks.
+    /// and the sync loop; warp sync starts no new cone at `warp_block_budget` unreferenced blocks.
     pub fn start(
         engine: Arc<Engine>,
         registry: Arc<PeerRegistry>,
@@ -144,7 +144,7 @@ impl Gossip {
             broadcast_dropped: AtomicU64::new(0),
             ignored_unsynced: AtomicU64::new(0),
             cone_limit: AtomicU32::new(u32::MAX),
-            warp_block_budget,
+            warp_span: Mutex::new(WarpSpan::new(WARP_WINDOW, WARP_NARROW, warp_block_budget)),
         });
         let hook = BroadcastQueue {
             tx,
@@ -431,12 +431,10 @@ impl Gossip {
                     .max()
                     .unwrap_or(0);
                 let target = best_peer.max(state.latest);
-                let span = warp_span(
-                    engine.unreferenced_blocks(),
-                    gossip.warp_block_budget,
-                    WARP_WINDOW,
-                    WARP_NARROW,
-                );
+                let span = gossip
+                    .warp_span
+                    .lock()
+                    .next(state.confirmed, engine.unreferenced_blocks());
                 gossip
                     .cone_limit
                     .store(state.confirmed.saturating_add(span), Ordering::Relaxed);

@@ -62,9 +62,9 @@ pub struct P2pConfig {
     pub read_timeout: Duration,
     /// Age of a peer's last heartbeat that ends its stream.
     pub heartbeat_max_age: Duration,
-    /// Blocks no milestone references yet that the tangle may hold before warp sync narrows
-    /// from 150 milestones ahead to the next 3: a milestone's cone stays in memory (about
-    /// 1 KB a block) until it is confirmed, so this bounds a catch-up's memory.
+    /// Blocks no milestone references yet that the tangle may hold before warp sync starts no
+    /// further milestone's cone (see `requester::WarpSpan`): a milestone's cone stays in
+    /// memory (about 1 KB a block) until it is confirmed, so this bounds a catch-up's memory.
     pub warp_block_budget: usize,
 }
 

@@ -147,16 +147,59 @@ impl Requester {
     }
 }
 
-/// Milestones ahead of the confirmed index whose cones warp sync fetches: `wide` while the
-/// tangle holds fewer than `budget` unreferenced blocks, else `narrow` (the cones the sync
-/// loop's walk covers, so confirmations go on and free the budget). A milestone's blocks stay
-/// in memory until it is confirmed: with 1 000 blocks a milestone, 150 milestones of cones
-/// held at once are 150 000 blocks (about 150 MB of tangle rows), whatever the gap.
-pub fn warp_span(unreferenced: usize, budget: usize, wide: u32, narrow: u32) -> u32 {
-    if unreferenced < budget {
-        wide
-    } else {
-        narrow.min(wide)
+/// How many milestones ahead of the confirmed index warp sync fetches cones for. A
+/// milestone's blocks stay in memory until it is confirmed (about 1 KB each): with 1 000
+/// blocks a milestone, 150 milestones of cones fetched side by side are 150 000 blocks, and a
+/// node cannot know a network's blocks per milestone before it has fetched some. So the span
+/// starts at `narrow` and doubles (up to `wide`) at each confirmation while the tangle holds
+/// less than half of `budget` unreferenced blocks; while it holds `budget` or more, no cone
+/// of a further milestone is started (the last milestone in the window stays where it is),
+/// but the cones started go on: theirs are the next blocks to be confirmed and freed, and a
+/// cone cut halfway would hold its blocks until the cone walk came back for it. The next
+/// `narrow` milestones are always in the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarpSpan {
+    span: u32,
+    // The highest milestone index whose cone is fetched.
+    last: u32,
+    // The confirmed index of the last round (none before the first).
+    confirmed: Option<u32>,
+    wide: u32,
+    narrow: u32,
+    budget: usize,
+}
+
+impl WarpSpan {
+    /// A span of `narrow` milestones, growing to at most `wide`, held at `budget` unreferenced
+    /// blocks.
+    pub fn new(wide: u32, narrow: u32, budget: usize) -> Self {
+        let narrow = narrow.clamp(1, wide.max(1));
+        Self {
+            span: narrow,
+            last: 0,
+            confirmed: None,
+            wide: wide.max(narrow),
+            narrow,
+            budget,
+        }
+    }
+
+    /// The span for this round of the sync loop (the window is the milestones after
+    /// `confirmed`, up to `confirmed` + span), given the confirmed index and the tangle's
+    /// unreferenced blocks now.
+    pub fn next(&mut self, confirmed: u32, unreferenced: usize) -> u32 {
+        let moved = self.confirmed.is_some_and(|before| confirmed > before);
+        let confirmed = self.confirmed.map_or(confirmed, |c| c.max(confirmed));
+        self.confirmed = Some(confirmed);
+        if unreferenced < self.budget {
+            if moved && unreferenced < self.budget / 2 {
+                self.span = self.span.saturating_mul(2).min(self.wide);
+            }
+            self.last = self.last.max(confirmed.saturating_add(self.span));
+        }
+        self.last = self.last.max(confirmed.saturating_add(self.narrow));
+        self.span = (self.last - confirmed).clamp(self.narrow, self.wide);
+        self.span
     }
 }
 
@@ -244,13 +287,43 @@ mod tests {
     }
 
     #[test]
-    fn warp_span_narrows_once_the_unreferenced_blocks_reach_the_budget() {
-        assert_eq!(warp_span(0, 50_000, 150, 3), 150);
-        assert_eq!(warp_span(49_999, 50_000, 150, 3), 150);
-        assert_eq!(warp_span(50_000, 50_000, 150, 3), 3);
-        assert_eq!(warp_span(usize::MAX, 50_000, 150, 3), 3);
-        // Never wider when narrowed.
-        assert_eq!(warp_span(60_000, 50_000, 2, 3), 2);
+    fn warp_span_starts_narrow_widens_on_confirmations_and_holds_at_the_budget() {
+        let mut w = WarpSpan::new(150, 3, 50_000);
+        // No confirmation yet: the next 3 only, however empty the tangle.
+        assert_eq!(w.next(0, 0), 3);
+        assert_eq!(w.next(0, 0), 3);
+        // Each confirmation doubles it while under half the budget, up to 150.
+        let spans: Vec<u32> = (1..=8).map(|c| w.next(c, 1_000)).collect();
+        assert_eq!(spans, [6, 12, 24, 48, 96, 150, 150, 150]);
+        // The index a node starts at is not a confirmation.
+        assert_eq!(WarpSpan::new(150, 3, 50_000).next(46, 0), 3);
+
+        // At the budget the window's last milestone stays (no new cone starts) while
+        // confirmations come, down to the next 3; under half the budget it widens again.
+        let mut w = WarpSpan::new(150, 3, 100);
+        assert_eq!(w.next(10, 0), 3); // window 11..=13
+        assert_eq!(w.next(11, 0), 6); // ..=17
+        assert_eq!(w.next(12, 100), 5, "held at ..=17");
+        assert_eq!(w.next(15, 150), 3, "..=18: the next 3 stay in");
+        assert_eq!(
+            w.next(16, 60),
+            3,
+            "under the budget, not under half: slides"
+        );
+        assert_eq!(w.next(17, 10), 6);
+        // The window never shrinks from its end: a cone once started is fetched on.
+        let mut last = 0;
+        let mut w = WarpSpan::new(150, 3, 100);
+        for (confirmed, unreferenced) in [(1, 0), (2, 0), (3, 0), (4, 500), (4, 0), (9, 200)] {
+            let end = confirmed + w.next(confirmed, unreferenced);
+            assert!(end >= last, "{end} < {last}");
+            last = end;
+        }
+        // A budget of 0 keeps it at the next 3.
+        let mut tight = WarpSpan::new(150, 3, 0);
+        assert_eq!((1..=5).map(|c| tight.next(c, 0)).max(), Some(3));
+        // A narrow span wider than the wide one is the wide one.
+        assert_eq!(WarpSpan::new(2, 3, 10).next(1, 0), 2);
     }
 
     #[test]

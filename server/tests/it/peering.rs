@@ -780,9 +780,9 @@ fn late_joiner_catches_up_to_an_identical_ledger() {
     assert_eq!(l, 32);
     b.wait_ledger_index(l, secs(30));
 
-    // C starts empty and catches up through B alone, its warp sync narrowed throughout (a
-    // budget of 0 unreferenced blocks: only the next three milestones are asked for and
-    // their cones fetched), which must still reach the same ledger.
+    // C starts empty and catches up through B alone, its warp sync held at the next three
+    // milestones throughout (a budget of 0 unreferenced blocks), which must still reach the
+    // same ledger.
     let mut c = PeerNode::start(
         follower("C")
             .identity(SEED_C)
