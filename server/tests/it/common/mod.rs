@@ -301,6 +301,20 @@ impl TestNode {
         fs::read_to_string(self.dir.path().join("node.log")).unwrap_or_default()
     }
 
+    /// The answer, or a panic naming the transport error with the end of the node's log
+    /// (whether the node or the connection went).
+    fn reply(&self, result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply {
+        try_reply(result).unwrap_or_else(|e| {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "HTTP request: {e}\nthe node's log, last lines:\n{}",
+                tail.join("\n")
+            )
+        })
+    }
+
     /// `http://ADDR` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
@@ -317,7 +331,7 @@ impl TestNode {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        reply(request.call())
+        self.reply(request.call())
     }
 
     /// `GET path`.
@@ -355,7 +369,7 @@ impl TestNode {
 
     /// `POST path` with a body and extra headers (set `content-type` there).
     pub fn post(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-        reply(self.post_request(path, headers).send(body))
+        self.reply(self.post_request(path, headers).send(body))
     }
 
     /// `POST path` with `value` as its JSON body.
@@ -376,7 +390,7 @@ impl TestNode {
     /// `POST path` with a body sent chunked (no `Content-Length`) and extra headers.
     pub fn post_chunked(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         let mut reader = body;
-        reply(
+        self.reply(
             self.post_request(path, headers)
                 .send(ureq::SendBody::from_reader(&mut reader)),
         )
@@ -389,7 +403,7 @@ impl TestNode {
             .uri(self.url(path))
             .body(())
             .expect("request");
-        reply(self.agent.run(request))
+        self.reply(self.agent.run(request))
     }
 
     /// A request with any method, extra headers and no body.
@@ -400,7 +414,7 @@ impl TestNode {
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
-        reply(self.agent.run(builder.body(()).expect("request")))
+        self.reply(self.agent.run(builder.body(()).expect("request")))
     }
 
     /// Kills the process if it still runs (a no-op after [`TestNode::terminate`]) and returns
@@ -451,10 +465,6 @@ impl Drop for TestNode {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn reply(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply {
-    try_reply(result).unwrap_or_else(|e| panic!("HTTP request: {e}"))
 }
 
 fn try_reply(
