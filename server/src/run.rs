@@ -116,9 +116,14 @@ pub enum RunError {
 /// as one JSON object per line.
 pub fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // A log line that cannot be written is lost, nothing more: tracing-subscriber's default
+    // reports a failed write with `eprintln!`, which panics when stderr itself fails (a full
+    // disk under the log file, a closed pipe), and a panic in a request's task drops its
+    // connection without an answer.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr);
+        .with_writer(io::stderr)
+        .log_internal_errors(false);
     // A second init (tests) is harmless; ignore it.
     let _ = match format {
         LogFormat::Text => builder.with_ansi(io::stderr().is_terminal()).try_init(),
