@@ -91,91 +91,29 @@ fn json_log_format_writes_one_object_per_line() {
 /// `eprintln!`, which panicked: at start, or in a request's task, dropping its connection.
 #[test]
 fn a_log_that_cannot_be_written_loses_lines_not_answers() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
-    let Ok(full) = full else {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
         eprintln!("logs: no /dev/full here; nothing checked");
         return;
     };
-    let dir = tempfile::TempDir::new().expect("dir");
-    let mut child = Command::new(common::BIN)
-        .arg("run")
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .args(["--api-bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
-        .args([
-            "--p2p-bind",
-            "/ip4/127.0.0.1/tcp/0",
-            "--coordinator-interval",
-            "0.2",
-        ])
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(full)
-        .spawn()
-        .expect("spawn ledger-node");
-    let stdout = child.stdout.take().expect("stdout");
-    let addr = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("listening on http://")
-                .map(|a| a.split_whitespace().next().unwrap_or_default().to_owned())
-        });
-    let Some(addr) = addr else {
-        let status = child.wait().expect("wait");
-        panic!("the node did not start with its log on a full disk: {status}");
-    };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(TIMEOUT))
-        .build()
-        .into();
-    let info = |agent: &ureq::Agent| {
-        let mut r = agent
-            .get(format!("http://{addr}/api/core/v2/info"))
-            .call()
-            .expect("GET info");
-        assert_eq!(r.status(), 200);
-        let v: Value =
-            serde_json::from_slice(&r.body_mut().read_to_vec().expect("body")).expect("JSON");
-        v["status"]["confirmedMilestone"]["index"]
+    let mut node = TestNode::start_with_stderr(&["--coordinator-interval", "0.2"], full);
+    let confirmed = |node: &TestNode| {
+        let info: Value = node.get("/api/core/v2/info").json();
+        info["status"]["confirmedMilestone"]["index"]
             .as_u64()
             .unwrap_or(0)
     };
-    let first = info(&agent);
+    let first = confirmed(&node);
     for i in 0..20u32 {
         let body = json!({"protocolVersion": 2, "payload": {
             "type": 5, "tag": "0x6c6f67", "data": format!("0x{i:08x}")}});
-        let r = agent
-            .post(format!("http://{addr}/api/core/v2/blocks"))
-            .header("content-type", "application/json")
-            .send(body.to_string())
-            .expect("POST a block");
-        assert_eq!(r.status(), 201);
-        // Answers that tower-http logs at ERROR (a 5xx) and WARN-level refusals alike.
-        let r = agent
-            .get(format!(
-                "http://{addr}/api/core/v2/blocks/0x{}",
-                "00".repeat(32)
-            ))
-            .call()
-            .expect("GET an unknown block");
-        assert_eq!(r.status(), 404);
+        node.post_json("/api/core/v2/blocks", &body).created_id();
+        let unknown = format!("/api/core/v2/blocks/0x{}", "00".repeat(32));
+        assert_eq!(node.get(&unknown).status, 404);
     }
     let started = Instant::now();
-    while info(&agent) < first + 5 {
+    while confirmed(&node) < first + 5 {
         assert!(started.elapsed() < TIMEOUT, "milestones stopped");
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(
-        child.try_wait().expect("try_wait").is_none(),
-        "the node exited"
-    );
-    let _ = child.kill();
-    let _ = child.wait();
+    assert!(node.is_running(), "the node exited");
 }

@@ -175,8 +175,28 @@ impl TestNode {
 
     /// Starts a node whose data dir is `dir/data`, with extra flags and environment.
     pub fn start_in(dir: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let data_dir = dir.path().join("data");
         let log = fs::File::create(dir.path().join("node.log")).expect("log file");
+        Self::start_logging_to(dir, args, env, log)
+    }
+
+    /// Starts a node with extra flags whose stderr (its log) is `stderr` instead of
+    /// `node.log` ([`TestNode::log`] is then empty).
+    pub fn start_with_stderr(args: &[&str], stderr: fs::File) -> Self {
+        Self::start_logging_to(tempfile::tempdir().expect("temp dir"), args, &[], stderr)
+    }
+
+    /// Whether the node's process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn start_logging_to(
+        dir: tempfile::TempDir,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: fs::File,
+    ) -> Self {
+        let data_dir = dir.path().join("data");
         let mut command = Command::new(BIN);
         command
             .arg("run")
