@@ -37,8 +37,11 @@ pub fn probe_tag(seq: u64) -> Vec<u8> {
 }
 
 /// The sequence number of a probe block given as its wire bytes (a `blocks` payload), or
-/// `None` for any other block.
+/// `None` for any other block. Only a block holding the tag's bytes is decoded: a `blocks`
+/// subscriber of the swarm reads every block the node stores, and decoding each one would
+/// make the swarm, which shares the machine with the node, the larger consumer of CPU.
 pub fn probe_seq(block: &[u8]) -> Option<u64> {
+    memchr::memmem::find(block, PROBE_TAG)?;
     let block = Block::decode(block).ok()?;
     let Some(Payload::TaggedData(data)) = block.payload else {
         return None;

@@ -1,7 +1,9 @@
-//! The broker: connected clients, the subscription index, and fan-out of each message to the
-//! queues of the clients whose filters match it, encoded once.
+//! The broker: connected clients, the subscription index, and fan-out of each message, encoded
+//! once, to the feeds of the audiences whose filters match it.
 //!
-//! The index holds every client's filters in two maps: exact filters by name (one lookup per
+//! Clients holding the same set of filters form an audience and share one feed
+//! ([`crate::feed`]): a hundred `blocks` subscribers cost a publish one copy, not a hundred.
+//! The index holds every audience's filters in two maps: exact filters by name (one lookup per
 //! topic) and wildcard filters, each matched against the topic (docs/events.md §5.1). A
 //! message for a topic nobody matches is never built ([`Broker::publish_with`]).
 
@@ -14,10 +16,11 @@ use std::{
     time::Duration,
 };
 
-use bytes::Bytes;
 use parking_lot::RwLock;
 
 use crate::{
+    delivery::Switch,
+    feed::{Feed, Mark},
     metrics::MqttMetrics,
     outbox::Outbox,
     packet::{publish_qos0, ConnectCode},
@@ -69,24 +72,46 @@ impl Default for BrokerConfig {
 /// old connection is still closing, and that close must not touch the new one's state).
 pub type ClientKey = u64;
 
+type AudienceKey = u64;
+
 #[derive(Debug)]
 struct Client {
     name: String,
     outbox: Arc<Outbox>,
     filters: BTreeSet<Filter>,
+    audience: Option<AudienceKey>,
+}
+
+/// The clients that hold one set of filters: they receive the same messages, stored once in
+/// their feed ([`crate::feed`]).
+#[derive(Debug)]
+struct Audience {
+    filters: BTreeSet<Filter>,
+    feed: Arc<Feed>,
+    members: usize,
 }
 
 #[derive(Debug, Default)]
 struct Registry {
     clients: HashMap<ClientKey, Client>,
     names: HashMap<String, ClientKey>,
-    exact: HashMap<String, HashSet<ClientKey>>,
-    wild: HashMap<Filter, HashSet<ClientKey>>,
+    audiences: HashMap<AudienceKey, Audience>,
+    by_filters: HashMap<BTreeSet<Filter>, AudienceKey>,
+    next_audience: AudienceKey,
+    exact: HashMap<String, HashSet<AudienceKey>>,
+    /// How many of `exact`'s filters start with each first level (`blocks`, `outputs`…).
+    exact_first_levels: HashMap<String, usize>,
+    wild: HashMap<Filter, HashSet<AudienceKey>>,
     subscriptions: usize,
 }
 
+/// A topic's or filter's first level.
+fn first_level(topic: &str) -> &str {
+    topic.split('/').next().unwrap_or_default()
+}
+
 impl Registry {
-    fn subscribers(&self, topic: &str, out: &mut Vec<ClientKey>) {
+    fn audiences_for(&self, topic: &str, out: &mut Vec<AudienceKey>) {
         if let Some(keys) = self.exact.get(topic) {
             out.extend(keys.iter().copied());
         }
@@ -106,25 +131,119 @@ impl Registry {
         self.exact.contains_key(topic) || self.wild.keys().any(|f| matches(f.as_str(), topic))
     }
 
-    fn unindex(&mut self, key: ClientKey, filter: &Filter) {
-        let map_remove = |keys: &mut HashSet<ClientKey>| {
-            keys.remove(&key);
-            keys.is_empty()
-        };
-        if filter.is_wildcard() {
-            if self.wild.get_mut(filter).is_some_and(map_remove) {
-                self.wild.remove(filter);
+    /// The audience holding exactly `filters`, made and indexed if there is none.
+    fn join(
+        &mut self,
+        filters: &BTreeSet<Filter>,
+        bound: usize,
+        metrics: &Arc<MqttMetrics>,
+    ) -> AudienceKey {
+        if let Some(key) = self.by_filters.get(filters).copied() {
+            if let Some(a) = self.audiences.get_mut(&key) {
+                a.members += 1;
             }
-        } else if self.exact.get_mut(filter.as_str()).is_some_and(map_remove) {
-            self.exact.remove(filter.as_str());
+            return key;
         }
-        self.subscriptions -= 1;
+        let key = self.next_audience;
+        self.next_audience += 1;
+        for filter in filters {
+            if filter.is_wildcard() {
+                self.wild.entry(filter.clone()).or_default().insert(key);
+            } else {
+                let audiences = self.exact.entry(filter.as_str().to_owned()).or_default();
+                if audiences.is_empty() {
+                    *self
+                        .exact_first_levels
+                        .entry(first_level(filter.as_str()).to_owned())
+                        .or_default() += 1;
+                }
+                audiences.insert(key);
+            }
+        }
+        self.by_filters.insert(filters.clone(), key);
+        self.audiences.insert(
+            key,
+            Audience {
+                filters: filters.clone(),
+                feed: Feed::new(bound, Arc::clone(metrics)),
+                members: 1,
+            },
+        );
+        key
+    }
+
+    /// One member leaves `key`: where its feed ends for that member. The last member's leaving
+    /// forgets the audience.
+    fn leave(&mut self, key: AudienceKey) -> Option<Mark> {
+        let audience = self.audiences.get_mut(&key)?;
+        let end = audience.feed.cut();
+        audience.members -= 1;
+        if audience.members == 0 {
+            if let Some(gone) = self.audiences.remove(&key) {
+                self.by_filters.remove(&gone.filters);
+                for filter in &gone.filters {
+                    let index = if filter.is_wildcard() {
+                        self.wild.get_mut(filter)
+                    } else {
+                        self.exact.get_mut(filter.as_str())
+                    };
+                    if index.is_some_and(|keys| {
+                        keys.remove(&key);
+                        keys.is_empty()
+                    }) {
+                        if filter.is_wildcard() {
+                            self.wild.remove(filter);
+                        } else {
+                            self.exact.remove(filter.as_str());
+                            let level = first_level(filter.as_str());
+                            if let Some(n) = self.exact_first_levels.get_mut(level) {
+                                *n -= 1;
+                                if *n == 0 {
+                                    self.exact_first_levels.remove(level);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Some(end)
+    }
+
+    /// Gives client `key` the filters `filters`, moving it to their audience.
+    fn regroup(
+        &mut self,
+        key: ClientKey,
+        filters: BTreeSet<Filter>,
+        bound: usize,
+        metrics: &Arc<MqttMetrics>,
+    ) -> Switch {
+        let Some(client) = self.clients.get_mut(&key) else {
+            return Switch::default();
+        };
+        if client.filters == filters {
+            return Switch::default();
+        }
+        let old = client.audience.take();
+        let before = std::mem::replace(&mut client.filters, filters.clone()).len();
+        self.subscriptions = self.subscriptions - before + filters.len();
+        let left_at = old.and_then(|a| self.leave(a));
+        let joined = (!filters.is_empty()).then(|| self.join(&filters, bound, metrics));
+        let reader = joined.and_then(|a| self.audiences.get(&a).map(|a| a.feed.reader()));
+        if let Some(client) = self.clients.get_mut(&key) {
+            client.audience = joined;
+        }
+        Switch {
+            left_at,
+            joined: reader,
+        }
     }
 
     fn remove(&mut self, key: ClientKey) -> Option<Client> {
         let client = self.clients.remove(&key)?;
-        for filter in &client.filters {
-            self.unindex(key, filter);
+        self.subscriptions -= client.filters.len();
+        if let Some(audience) = client.audience {
+            self.leave(audience);
         }
         if self.names.get(&client.name) == Some(&key) {
             self.names.remove(&client.name);
@@ -197,6 +316,7 @@ impl Broker {
             }
         }
         if reg.clients.len() >= self.config.max_clients {
+            self.counted(&reg);
             return Err(ConnectCode::ServerUnavailable);
         }
         reg.names.insert(name.clone(), key);
@@ -206,6 +326,7 @@ impl Broker {
                 name,
                 outbox,
                 filters: BTreeSet::new(),
+                audience: None,
             },
         );
         self.counted(&reg);
@@ -225,44 +346,47 @@ impl Broker {
         self.metrics.set_subscriptions(reg.subscriptions);
     }
 
-    /// Adds `filter` to client `key`'s filters.
-    pub fn subscribe(&self, key: ClientKey, filter: &Filter) -> Subscribed {
+    /// Adds `filters` to client `key`'s filters, in order, each while the client holds fewer
+    /// than [`BrokerConfig::max_subscriptions`]; the client moves to the audience of its new
+    /// set (the returned [`Switch`] for its [`Delivery`](crate::delivery::Delivery)).
+    pub fn subscribe(&self, key: ClientKey, filters: &[Filter]) -> (Vec<Subscribed>, Switch) {
         let mut reg = self.registry.write();
         let cap = self.config.max_subscriptions;
-        let Some(client) = reg.clients.get_mut(&key) else {
-            return Subscribed::AtCap;
+        let Some(client) = reg.clients.get(&key) else {
+            return (vec![Subscribed::AtCap; filters.len()], Switch::default());
         };
-        if client.filters.contains(filter) {
-            return Subscribed::Granted;
-        }
-        if client.filters.len() >= cap {
-            return Subscribed::AtCap;
-        }
-        client.filters.insert(filter.clone());
-        if filter.is_wildcard() {
-            reg.wild.entry(filter.clone()).or_default().insert(key);
-        } else {
-            reg.exact
-                .entry(filter.as_str().to_owned())
-                .or_default()
-                .insert(key);
-        }
-        reg.subscriptions += 1;
-        self.metrics.set_subscriptions(reg.subscriptions);
-        Subscribed::Granted
+        let mut set = client.filters.clone();
+        let outcomes = filters
+            .iter()
+            .map(|f| {
+                if set.contains(f) {
+                    Subscribed::Granted
+                } else if set.len() >= cap {
+                    Subscribed::AtCap
+                } else {
+                    set.insert(f.clone());
+                    Subscribed::Granted
+                }
+            })
+            .collect();
+        let switch = reg.regroup(key, set, self.config.client_queue_bytes, &self.metrics);
+        self.counted(&reg);
+        (outcomes, switch)
     }
 
-    /// Removes `filter` from client `key`'s filters (nothing if it does not hold it).
-    pub fn unsubscribe(&self, key: ClientKey, filter: &Filter) {
+    /// Removes `filters` from client `key`'s filters (those it holds).
+    pub fn unsubscribe(&self, key: ClientKey, filters: &[Filter]) -> Switch {
         let mut reg = self.registry.write();
-        let held = reg
-            .clients
-            .get_mut(&key)
-            .is_some_and(|c| c.filters.remove(filter));
-        if held {
-            reg.unindex(key, filter);
-            self.metrics.set_subscriptions(reg.subscriptions);
+        let Some(client) = reg.clients.get(&key) else {
+            return Switch::default();
+        };
+        let mut set = client.filters.clone();
+        for f in filters {
+            set.remove(f);
         }
+        let switch = reg.regroup(key, set, self.config.client_queue_bytes, &self.metrics);
+        self.counted(&reg);
+        switch
     }
 
     /// Whether any client's filter matches `topic`.
@@ -271,14 +395,14 @@ impl Broker {
     }
 
     /// Whether some client's filter may match a topic whose first level is `first` (`outputs`,
-    /// `transactions`…): an exact filter below it, or a wildcard filter starting with it, `+`
-    /// or `#`. Lets a publisher skip reading what would go out on none of them.
+    /// `block-metadata`…): an exact filter below it, or a wildcard filter starting with it, `+`
+    /// or `#`. Lets a publisher skip building topics and reading what would go out on none of
+    /// them; one lookup, whatever the number of exact filters.
     pub fn may_match_under(&self, first: &str) -> bool {
         let reg = self.registry.read();
-        let under = |f: &str| f.split('/').next().is_some_and(|l| l == first);
-        reg.exact.keys().any(|f| under(f))
+        reg.exact_first_levels.contains_key(first)
             || reg.wild.keys().any(|f| {
-                let level = f.as_str().split('/').next().unwrap_or_default();
+                let level = first_level(f.as_str());
                 level == "+" || level == "#" || level == first
             })
     }
@@ -298,34 +422,39 @@ impl Broker {
     }
 
     /// Publishes `payload` on `topic` (QoS 0, no retain) to every client whose filter matches,
-    /// encoded once; returns how many queues took it. Never waits.
+    /// encoded once; returns how many clients it went to. Never waits for a client.
     pub fn publish(&self, topic: &str, payload: &[u8]) -> usize {
         self.publish_with(topic, || Some(payload))
     }
 
     /// [`Broker::publish`] with the payload built (or borrowed) only when a client matches
-    /// `topic` (`None` from `payload`: nothing is sent). The payload is copied once, into the
-    /// packet every matching client shares.
+    /// `topic` (`None` from `payload`: nothing is sent). The packet is encoded once and copied
+    /// into the feed of each matching audience, whatever its number of clients.
+    ///
+    /// The feeds are written under the registry's read lock, so a client changing its
+    /// filters meanwhile sees the message exactly once if its old or new set matches it.
     pub fn publish_with<P: AsRef<[u8]>>(
         &self,
         topic: &str,
         payload: impl FnOnce() -> Option<P>,
     ) -> usize {
         let mut keys = Vec::new();
-        let outboxes: Vec<Arc<Outbox>> = {
-            let reg = self.registry.read();
-            reg.subscribers(topic, &mut keys);
-            keys.iter()
-                .filter_map(|k| reg.clients.get(k).map(|c| Arc::clone(&c.outbox)))
-                .collect()
-        };
-        if outboxes.is_empty() {
+        let reg = self.registry.read();
+        reg.audiences_for(topic, &mut keys);
+        if keys.is_empty() {
             return 0;
         }
         let Some(packet) = payload().and_then(|p| publish_qos0(topic, p.as_ref())) else {
             return 0;
         };
-        self.deliver(topic, &packet, &outboxes)
+        let mut sent = 0;
+        for audience in keys.iter().filter_map(|k| reg.audiences.get(k)) {
+            audience.feed.push(&packet);
+            sent += audience.members;
+        }
+        drop(reg);
+        self.metrics.published(topic, sent as u64);
+        sent
     }
 
     /// Sends `payload` on `topic` to one client only (a snapshot for a new subscriber).
@@ -339,46 +468,60 @@ impl Broker {
         }
         sent
     }
-
-    fn deliver(&self, topic: &str, packet: &Bytes, outboxes: &[Arc<Outbox>]) -> usize {
-        let sent = outboxes
-            .iter()
-            .filter(|o| o.publish(packet.clone()))
-            .count();
-        self.metrics.published(topic, sent as u64);
-        sent
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outbox::{queue, Inbox};
+    use crate::{delivery::Delivery, outbox::queue};
 
     fn broker(config: BrokerConfig) -> Broker {
         Broker::new(config, Arc::default())
     }
 
-    fn client(b: &Broker, id: &str) -> (ClientKey, Inbox) {
-        let (out, inbox) = queue(b.config().client_queue_bytes, Arc::clone(b.metrics()));
-        (b.connect(id, out).expect("connects"), inbox)
+    fn client(b: &Broker, id: &str) -> (ClientKey, Delivery) {
+        let bound = b.config().client_queue_bytes;
+        let (out, inbox) = queue(bound, Arc::clone(b.metrics()));
+        let key = b.connect(id, out).expect("connects");
+        (key, Delivery::new(inbox, bound))
     }
 
     fn filter(s: &str) -> Filter {
         Filter::parse(s.as_bytes()).expect("valid")
     }
 
+    fn sub(b: &Broker, key: ClientKey, d: &mut Delivery, f: &str) -> Subscribed {
+        let (outcomes, switch) = b.subscribe(key, &[filter(f)]);
+        d.switch(switch);
+        outcomes[0]
+    }
+
+    fn unsub(b: &Broker, key: ClientKey, d: &mut Delivery, f: &str) {
+        d.switch(b.unsubscribe(key, &[filter(f)]));
+    }
+
+    /// Everything the client's writer would send now, as one byte stream.
+    fn sent(d: &mut Delivery) -> Vec<u8> {
+        std::iter::from_fn(|| d.next_frame(1 << 20))
+            .flat_map(|f| f.to_vec())
+            .collect()
+    }
+
+    fn packets(list: &[(&str, &[u8])]) -> Vec<u8> {
+        list.iter()
+            .flat_map(|(t, p)| publish_qos0(t, p).expect("fits").to_vec())
+            .collect()
+    }
+
     #[test]
     fn fan_out_by_exact_and_wildcard_filters_once_per_client() {
         let b = broker(BrokerConfig::default());
-        let (a, mut ia) = client(&b, "a");
-        let (c, mut ic) = client(&b, "c");
-        assert_eq!(b.subscribe(a, &filter("blocks")), Subscribed::Granted);
-        assert_eq!(b.subscribe(a, &filter("blocks/#")), Subscribed::Granted);
-        assert_eq!(
-            b.subscribe(c, &filter("+/transaction")),
-            Subscribed::Granted
-        );
+        let (a, mut da) = client(&b, "a");
+        let (c, mut dc) = client(&b, "c");
+        assert_eq!(sub(&b, a, &mut da, "blocks"), Subscribed::Granted);
+        assert_eq!(sub(&b, a, &mut da, "blocks/#"), Subscribed::Granted);
+        assert_eq!(sub(&b, c, &mut dc, "+/transaction"), Subscribed::Granted);
+        sent(&mut da);
         assert_eq!(
             b.publish("blocks", b"x"),
             1,
@@ -387,20 +530,119 @@ mod tests {
         assert_eq!(b.publish("blocks/transaction", b"y"), 2);
         assert_eq!(b.publish("milestones", b"z"), 0);
         assert_eq!(
-            ia.try_recv().map(|p| p.to_vec()),
-            publish_qos0("blocks", b"x").map(|p| p.to_vec())
+            sent(&mut da),
+            packets(&[("blocks", b"x"), ("blocks/transaction", b"y")])
         );
-        assert!(ia.try_recv().is_some());
-        assert!(ia.try_recv().is_none());
-        assert!(ic.try_recv().is_some());
-        assert!(ic.try_recv().is_none());
+        assert_eq!(sent(&mut dc), packets(&[("blocks/transaction", b"y")]));
+        assert!(da.next_frame(1 << 20).is_none());
+    }
+
+    #[test]
+    fn clients_with_the_same_filters_share_one_feed_and_read_at_their_own_pace() {
+        let b = broker(BrokerConfig::default());
+        let mut clients: Vec<_> = (0..3).map(|i| client(&b, &format!("c{i}"))).collect();
+        for (key, d) in &mut clients {
+            sub(&b, *key, d, "blocks");
+        }
+        assert_eq!(b.registry.read().audiences.len(), 1);
+        assert_eq!(b.publish("blocks", b"1"), 3);
+        let first = sent(&mut clients[0].1);
+        assert_eq!(first, packets(&[("blocks", b"1")]));
+        assert_eq!(b.publish("blocks", b"2"), 3);
+        assert_eq!(sent(&mut clients[0].1), packets(&[("blocks", b"2")]));
+        assert_eq!(
+            sent(&mut clients[1].1),
+            packets(&[("blocks", b"1"), ("blocks", b"2")])
+        );
+        // A client adding a filter moves to another audience: what was published before the
+        // move comes from the old feed, what after from the new one, nothing twice.
+        assert_eq!(b.publish("blocks", b"3"), 3);
+        let (key, d) = &mut clients[2];
+        sub(&b, *key, d, "milestones");
+        assert_eq!(b.registry.read().audiences.len(), 2);
+        assert_eq!(b.publish("milestones", b"m"), 1);
+        assert_eq!(b.publish("blocks", b"4"), 3);
+        assert_eq!(
+            sent(d),
+            packets(&[
+                ("blocks", b"1"),
+                ("blocks", b"2"),
+                ("blocks", b"3"),
+                ("milestones", b"m"),
+                ("blocks", b"4"),
+            ])
+        );
+        unsub(&b, *key, d, "milestones");
+        unsub(&b, *key, d, "blocks");
+        assert_eq!(b.publish("blocks", b"5"), 2);
+        assert!(sent(d).is_empty(), "no filters, nothing");
+        assert_eq!(
+            b.registry.read().audiences.len(),
+            1,
+            "the emptied one is gone"
+        );
+        assert_eq!(clients[1].1.pending(), 3, "3, 4 and 5 unread");
+    }
+
+    #[test]
+    fn a_client_that_falls_behind_its_bound_loses_the_oldest_and_others_do_not() {
+        let b = broker(BrokerConfig {
+            client_queue_bytes: 100 * 1024,
+            ..BrokerConfig::default()
+        });
+        let (fast, mut df) = client(&b, "fast");
+        let (slow, mut ds) = client(&b, "slow");
+        sub(&b, fast, &mut df, "blocks");
+        sub(&b, slow, &mut ds, "blocks");
+        let payload = [7u8; 1000];
+        let one = packets(&[("blocks", &payload)]);
+        let mut fast_got = 0;
+        for _ in 0..1000 {
+            b.publish("blocks", &payload);
+            fast_got += sent(&mut df).len();
+        }
+        assert_eq!(
+            fast_got,
+            1000 * one.len(),
+            "the reader that keeps up loses nothing"
+        );
+        assert!(
+            ds.backlogged_for().is_some(),
+            "the other lags beyond its bound"
+        );
+        let got = sent(&mut ds);
+        assert_eq!(got.len() % one.len(), 0, "whole packets only");
+        let kept = got.len() / one.len();
+        // The feed drops whole pieces of an eighth of the bound.
+        assert!(
+            (85..=102).contains(&kept),
+            "about the bound's worth: {kept}"
+        );
+        assert_eq!(
+            b.metrics()
+                .dropped_count(crate::metrics::DropReason::QueueFull),
+            1000 - kept as u64
+        );
+        let feed = Arc::clone(
+            &b.registry
+                .read()
+                .audiences
+                .values()
+                .next()
+                .expect("one")
+                .feed,
+        );
+        assert!(
+            feed.held_bytes() <= 100 * 1024 / 8 + one.len(),
+            "read by both: released"
+        );
     }
 
     #[test]
     fn nothing_is_built_for_a_topic_nobody_matches() {
         let b = broker(BrokerConfig::default());
-        let (a, _ia) = client(&b, "a");
-        b.subscribe(a, &filter("blocks"));
+        let (a, mut da) = client(&b, "a");
+        sub(&b, a, &mut da, "blocks");
         let mut built = 0;
         b.publish_with("milestones", || {
             built += 1;
@@ -414,11 +656,23 @@ mod tests {
         assert_eq!(built, 1);
         assert!(b.may_match_under("blocks"));
         assert!(!b.may_match_under("outputs"));
-        b.subscribe(a, &filter("outputs/unlock/+/rms1x"));
+        sub(&b, a, &mut da, "outputs/unlock/+/rms1x");
         assert!(b.may_match_under("outputs"));
         assert!(!b.may_match_under("transactions"));
-        b.subscribe(a, &filter("+/x/included-block"));
+        sub(&b, a, &mut da, "+/x/included-block");
         assert!(b.may_match_under("transactions"));
+        unsub(&b, a, &mut da, "+/x/included-block");
+        unsub(&b, a, &mut da, "outputs/unlock/+/rms1x");
+        assert!(!b.may_match_under("transactions"));
+        let (c, mut dc) = client(&b, "c");
+        sub(&b, c, &mut dc, "outputs/0x01");
+        sub(&b, a, &mut da, "outputs/0x01");
+        assert!(b.may_match_under("outputs"));
+        b.disconnect(c);
+        assert!(b.may_match_under("outputs"), "a still holds it");
+        unsub(&b, a, &mut da, "outputs/0x01");
+        assert!(!b.may_match_under("outputs"));
+        assert!(b.may_match_under("blocks"));
     }
 
     #[test]
@@ -428,8 +682,8 @@ mod tests {
             max_subscriptions: 2,
             ..BrokerConfig::default()
         });
-        let (a, _ia) = client(&b, "a");
-        let (_c, _ic) = client(&b, "");
+        let (a, mut da) = client(&b, "a");
+        let (_c, _dc) = client(&b, "");
         let (out, _) = queue(10, Arc::default());
         assert_eq!(b.connect("d", out), Err(ConnectCode::ServerUnavailable));
         let (out, _) = queue(10, Arc::default());
@@ -437,41 +691,48 @@ mod tests {
             b.connect(&"x".repeat(MAX_CLIENT_ID_LEN + 1), out),
             Err(ConnectCode::IdentifierRejected)
         );
-        assert_eq!(b.subscribe(a, &filter("x")), Subscribed::Granted);
-        assert_eq!(b.subscribe(a, &filter("y/#")), Subscribed::Granted);
+        assert_eq!(sub(&b, a, &mut da, "x"), Subscribed::Granted);
+        assert_eq!(sub(&b, a, &mut da, "y/#"), Subscribed::Granted);
         assert_eq!(
-            b.subscribe(a, &filter("x")),
+            sub(&b, a, &mut da, "x"),
             Subscribed::Granted,
             "held already"
         );
-        assert_eq!(b.subscribe(a, &filter("z")), Subscribed::AtCap);
-        b.unsubscribe(a, &filter("x"));
-        assert_eq!(b.subscribe(a, &filter("z")), Subscribed::Granted);
+        assert_eq!(sub(&b, a, &mut da, "z"), Subscribed::AtCap);
+        let (outcomes, _) = b.subscribe(a, &[filter("x"), filter("w")]);
+        assert_eq!(outcomes, vec![Subscribed::Granted, Subscribed::AtCap]);
+        unsub(&b, a, &mut da, "x");
+        assert_eq!(sub(&b, a, &mut da, "z"), Subscribed::Granted);
+        assert_eq!(b.registry.read().subscriptions, 2);
         b.disconnect(a);
         assert!(!b.has_subscribers("z"));
         assert!(!b.has_subscribers("y"));
+        assert_eq!(b.registry.read().subscriptions, 0);
+        assert!(b.registry.read().audiences.is_empty());
     }
 
     #[test]
     fn the_same_id_replaces_the_old_connection_whose_late_close_changes_nothing() {
         let b = broker(BrokerConfig::default());
-        let (old, old_inbox) = client(&b, "iotasdk0x1");
-        b.subscribe(old, &filter("blocks"));
-        let (new, _inbox) = client(&b, "iotasdk0x1");
+        let bound = b.config().client_queue_bytes;
+        let (out, _inbox) = queue(bound, Arc::clone(b.metrics()));
+        let old = b.connect("iotasdk0x1", Arc::clone(&out)).expect("connects");
+        let mut d = Delivery::new(queue(bound, Arc::default()).1, bound);
+        sub(&b, old, &mut d, "blocks");
+        let (new, mut dn) = client(&b, "iotasdk0x1");
         assert!(
             !b.has_subscribers("blocks"),
             "the old one's filters went with it"
         );
-        b.subscribe(new, &filter("milestones"));
+        sub(&b, new, &mut dn, "milestones");
         b.disconnect(old);
         assert!(b.has_subscribers("milestones"));
-        let stopped = old_inbox.outbox();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .expect("runtime");
         rt.block_on(async {
-            tokio::time::timeout(Duration::from_secs(5), stopped.stopped())
+            tokio::time::timeout(Duration::from_secs(5), out.stopped())
                 .await
                 .expect("the old connection was told to stop");
         });
@@ -481,10 +742,10 @@ mod tests {
     fn the_engines_checks_never_wait_for_the_registry() {
         let b = broker(BrokerConfig::default());
         assert!(!b.has_clients());
-        let (key, _inbox) = client(&b, "a");
+        let (key, mut d) = client(&b, "a");
         assert!(b.has_clients());
         assert!(!b.may_have_subscribers("tip-score-updates"));
-        b.subscribe(key, &filter("tip-score-updates"));
+        sub(&b, key, &mut d, "tip-score-updates");
         assert!(b.may_have_subscribers("tip-score-updates"));
         assert!(!b.may_have_subscribers("blocks"));
         {

@@ -57,7 +57,7 @@ fn run(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Vec<String>, bool) {
         ..BrokerConfig::default()
     };
     let broker = Arc::new(Broker::new(config, Arc::default()));
-    let (mut session, mut inbox) = Session::new(broker);
+    let mut session = Session::new(broker);
     let mut granted = Vec::new();
     let mut closed = false;
     for part in data.chunks(chunk) {
@@ -69,6 +69,7 @@ fn run(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Vec<String>, bool) {
             }
         }
     }
-    let answers = std::iter::from_fn(|| inbox.try_recv().map(|b| b.to_vec())).collect();
+    let answers =
+        std::iter::from_fn(|| session.delivery().try_answer().map(|b| b.to_vec())).collect();
     (answers, granted, closed)
 }

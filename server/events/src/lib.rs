@@ -2,14 +2,18 @@
 //! crate carries it on a WebSocket at `/api/mqtt/v1`), as docs/events.md describes.
 //!
 //! From the bottom up: [`packet`] (the pure codec, fuzzed), [`topic`] (filters and matching),
-//! [`metrics`], [`outbox`] (a client's byte-bounded queue), [`broker`] (clients, the
-//! subscription index, fan-out) and [`session`] (one connection's protocol, without I/O).
+//! [`metrics`], [`feed`] (the messages of the clients that hold one set of filters, stored
+//! once), [`outbox`] (a client's byte-bounded queue of answers), [`delivery`] (what a
+//! connection writes), [`broker`] (clients, audiences, the subscription index, fan-out) and
+//! [`session`] (one connection's protocol, without I/O).
 //! Nothing here knows the engine or HTTP: the API crate feeds events in and bytes through.
 
 #![deny(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
 
 pub mod broker;
+pub mod delivery;
+pub mod feed;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod metrics;

@@ -1,12 +1,14 @@
 //! One client connection's protocol, without I/O: bytes in (from WebSocket frames, split or
-//! joined anyhow), answers out through the client's [`Outbox`], and the filters granted so the
-//! caller can send their current values (docs/events.md §2).
+//! joined anyhow), answers out through the client's [`Outbox`], messages through its
+//! [`Delivery`], and the filters granted so the caller can send their current values
+//! (docs/events.md §2).
 
 use std::{sync::Arc, time::Duration};
 
 use crate::{
     broker::{Broker, ClientKey, Subscribed},
-    outbox::{queue, Inbox, Outbox},
+    delivery::Delivery,
+    outbox::{queue, Outbox},
     packet::{self, ConnectCode, Packet, PacketError, Protocol, SUBACK_FAILURE},
     topic::Filter,
 };
@@ -36,28 +38,31 @@ pub enum Close {
 pub struct Session {
     broker: Arc<Broker>,
     outbox: Arc<Outbox>,
+    delivery: Delivery,
     buf: Vec<u8>,
     client: Option<ClientKey>,
     keep_alive: Option<Duration>,
 }
 
 impl Session {
-    /// A new connection on `broker`, and the queue its writer drains.
-    pub fn new(broker: Arc<Broker>) -> (Self, Inbox) {
-        let (outbox, inbox) = queue(
-            broker.config().client_queue_bytes,
-            Arc::clone(broker.metrics()),
-        );
-        (
-            Self {
-                broker,
-                outbox,
-                buf: Vec::new(),
-                client: None,
-                keep_alive: None,
-            },
-            inbox,
-        )
+    /// A new connection on `broker`.
+    pub fn new(broker: Arc<Broker>) -> Self {
+        let bound = broker.config().client_queue_bytes;
+        let metrics = Arc::clone(broker.metrics());
+        let (outbox, inbox) = queue(bound, Arc::clone(&metrics));
+        Self {
+            broker,
+            outbox,
+            delivery: Delivery::new(inbox, bound),
+            buf: Vec::new(),
+            client: None,
+            keep_alive: None,
+        }
+    }
+
+    /// What the connection's writer sends.
+    pub fn delivery(&mut self) -> &mut Delivery {
+        &mut self.delivery
     }
 
     /// True once CONNECT was accepted.
@@ -137,28 +142,40 @@ impl Session {
             Owned::Connect { .. } => Err(Close::Protocol("a second CONNECT")),
             Owned::Subscribe { packet_id, filters } => {
                 let max = self.broker.config().max_filters_per_subscribe;
+                // The filters that parse, within the per-SUBSCRIBE limit, go to the broker at
+                // once (one move to the new set's audience); the others get 0x80.
+                let parsed: Vec<Option<Filter>> = filters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (raw, _))| Filter::parse(raw).ok().filter(|_| i < max))
+                    .collect();
+                let valid: Vec<Filter> = parsed.iter().flatten().cloned().collect();
+                let (outcomes, switch) = self.broker.subscribe(key, &valid);
+                self.delivery.switch(switch);
+                let mut outcomes = outcomes.into_iter();
                 let mut codes = Vec::with_capacity(filters.len());
-                for (i, (raw, qos)) in filters.iter().enumerate() {
-                    let code = match Filter::parse(raw) {
-                        Ok(f) if i < max => match self.broker.subscribe(key, &f) {
-                            Subscribed::Granted => {
+                for (f, (_, qos)) in parsed.into_iter().zip(&filters) {
+                    let code = match f {
+                        Some(f) => match outcomes.next() {
+                            Some(Subscribed::Granted) => {
                                 granted.push(f);
                                 *qos
                             }
-                            Subscribed::AtCap => SUBACK_FAILURE,
+                            _ => SUBACK_FAILURE,
                         },
-                        _ => SUBACK_FAILURE,
+                        None => SUBACK_FAILURE,
                     };
                     codes.push(code);
                 }
                 self.answer(packet::suback(packet_id, &codes))
             }
             Owned::Unsubscribe { packet_id, filters } => {
-                for raw in &filters {
-                    if let Ok(f) = Filter::parse(raw) {
-                        self.broker.unsubscribe(key, &f);
-                    }
-                }
+                let parsed: Vec<Filter> = filters
+                    .iter()
+                    .filter_map(|raw| Filter::parse(raw).ok())
+                    .collect();
+                let switch = self.broker.unsubscribe(key, &parsed);
+                self.delivery.switch(switch);
                 self.answer(packet::unsuback(packet_id))
             }
             // Clients may not publish (inx-mqtt's ACL): dropped, acknowledged as asked.
@@ -252,19 +269,19 @@ mod tests {
         0x10, 15, 0, 4, b'M', b'Q', b'T', b'T', 5, 2, 0, 60, 0, 0, 2, b'i', b'd',
     ];
 
-    fn session(config: BrokerConfig) -> (Session, Inbox, Arc<Broker>) {
+    fn session(config: BrokerConfig) -> (Session, Arc<Broker>) {
         let broker = Arc::new(Broker::new(config, Arc::default()));
-        let (s, inbox) = Session::new(Arc::clone(&broker));
-        (s, inbox, broker)
+        let s = Session::new(Arc::clone(&broker));
+        (s, broker)
     }
 
-    fn drain(inbox: &mut Inbox) -> Vec<Vec<u8>> {
-        std::iter::from_fn(|| inbox.try_recv().map(|b| b.to_vec())).collect()
+    fn drain(s: &mut Session) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| s.delivery().try_answer().map(|b| b.to_vec())).collect()
     }
 
     #[test]
     fn connect_subscribe_ping_in_split_and_joined_frames() {
-        let (mut s, mut inbox, broker) = session(BrokerConfig::default());
+        let (mut s, broker) = session(BrokerConfig::default());
         let mut stream = CONNECT_311.to_vec();
         stream.extend_from_slice(&[0x82, 14, 0, 1, 0, 6, b'b', b'l', b'o', b'c', b'k', b's', 1]);
         stream.extend_from_slice(&[0, 0, 0]); // an empty filter: 0x80
@@ -275,7 +292,7 @@ mod tests {
         }
         assert_eq!(granted, vec![Filter::parse(b"blocks").expect("valid")]);
         assert_eq!(
-            drain(&mut inbox),
+            drain(&mut s),
             vec![
                 vec![0x20, 2, 0, 0],
                 vec![0x90, 4, 0, 1, 1, 0x80],
@@ -298,15 +315,15 @@ mod tests {
             (&[0x20, 2, 0, 0], "a server packet"),
         ];
         for (bytes, why) in cases {
-            let (mut s, mut inbox, _) = session(BrokerConfig::default());
+            let (mut s, _) = session(BrokerConfig::default());
             let got = s.receive(bytes);
             assert!(got.is_err(), "{why}: {got:?}");
             if *why == "CONNACK 0x01 then close" {
                 assert_eq!(got, Err(Close::Refused(ConnectCode::UnacceptableProtocol)));
-                assert_eq!(drain(&mut inbox), vec![vec![0x20, 2, 0, 1]]);
+                assert_eq!(drain(&mut s), vec![vec![0x20, 2, 0, 1]]);
             }
         }
-        let (mut s, _inbox, _) = session(BrokerConfig::default());
+        let (mut s, _) = session(BrokerConfig::default());
         s.receive(CONNECT_311).expect("accepted");
         assert_eq!(
             s.receive(CONNECT_311),
@@ -316,7 +333,7 @@ mod tests {
 
     #[test]
     fn too_many_subscriptions_get_0x80() {
-        let (mut s, mut inbox, _) = session(BrokerConfig {
+        let (mut s, _) = session(BrokerConfig {
             max_subscriptions: 1,
             ..BrokerConfig::default()
         });
@@ -324,12 +341,12 @@ mod tests {
         let sub = [0x82, 10, 0, 2, 0, 1, b'a', 0, 0, 1, b'b', 2];
         let granted = s.receive(&sub).expect("answered");
         assert_eq!(granted.len(), 1);
-        assert_eq!(drain(&mut inbox)[1], vec![0x90, 4, 0, 2, 0, 0x80]);
+        assert_eq!(drain(&mut s)[1], vec![0x90, 4, 0, 2, 0, 0x80]);
     }
 
     #[test]
     fn client_publishes_are_dropped_and_acknowledged() {
-        let (mut s, mut inbox, broker) = session(BrokerConfig::default());
+        let (mut s, broker) = session(BrokerConfig::default());
         s.receive(CONNECT_311).expect("accepted");
         s.receive(&[0x82, 6, 0, 1, 0, 1, b't', 0]).expect("sub");
         s.receive(&[0x30, 4, 0, 1, b't', b'x']).expect("qos 0");
@@ -337,7 +354,7 @@ mod tests {
         s.receive(&[0x34, 5, 0, 1, b't', 0, 8]).expect("qos 2");
         s.receive(&[0x62, 2, 0, 8]).expect("pubrel");
         s.receive(&[0x40, 2, 0, 8]).expect("stray ack");
-        let out = drain(&mut inbox);
+        let out = drain(&mut s);
         assert_eq!(
             &out[2..],
             &[

@@ -31,6 +31,10 @@ use crate::events::EventService;
 /// Events queued between the engine's threads and the publisher thread.
 const SOURCE_QUEUE: usize = 65_536;
 
+/// The publisher's pause between batches while events keep coming: at most this much delivery
+/// latency, and at most a thousand wake-ups a second instead of one per block.
+const BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
+
 enum Event {
     Block(BlockId),
     Solid(Vec<BlockId>),
@@ -113,18 +117,37 @@ impl EnginePublisher {
     fn run(&self, rx: &Receiver<Event>) {
         let mut latest = 0;
         while let Ok(event) = rx.recv() {
-            match event {
-                Event::Block(id) => self.block(&id, &mut latest),
-                Event::Solid(ids) => {
+            self.handle(event, &mut latest);
+            // Then what queued meanwhile, pausing between batches while events keep coming:
+            // a thread blocked in `recv` is woken by each send, a system call on the submit
+            // path for every block stored.
+            loop {
+                while let Ok(event) = rx.try_recv() {
+                    self.handle(event, &mut latest);
+                }
+                thread::sleep(BATCH_PAUSE);
+                match rx.try_recv() {
+                    Ok(event) => self.handle(event, &mut latest),
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+
+    fn handle(&self, event: Event, latest: &mut u32) {
+        match event {
+            Event::Block(id) => self.block(&id, latest),
+            Event::Solid(ids) => {
+                if self.broker.may_match_under(topics::BLOCK_METADATA) {
                     for id in &ids {
                         self.broker.publish_with(&topics::block_metadata(id), || {
                             payloads::block_metadata(&self.engine, id)
                         });
                     }
                 }
-                Event::Milestone(m) => self.milestone(&m, &mut latest),
-                Event::Tips(ids) => self.tips(&ids),
             }
+            Event::Milestone(m) => self.milestone(&m, latest),
+            Event::Tips(ids) => self.tips(&ids),
         }
     }
 
@@ -180,6 +203,7 @@ impl EnginePublisher {
                 Some(payloads::milestone_info(&info))
             });
         }
+        let per_block = b.may_match_under(topics::BLOCK_METADATA);
         for id in &m.referenced {
             let mut built: Option<Option<Vec<u8>>> = None;
             let mut metadata = || {
@@ -188,7 +212,9 @@ impl EnginePublisher {
                     .clone()
             };
             b.publish_with(topics::REFERENCED, &mut metadata);
-            b.publish_with(&topics::block_metadata(id), &mut metadata);
+            if per_block {
+                b.publish_with(&topics::block_metadata(id), &mut metadata);
+            }
         }
         // Outputs are read back only when some filter may match an output or transaction topic.
         if b.may_match_under("outputs") || b.may_match_under("transactions") {

@@ -25,9 +25,12 @@ pub const TIP_SCORE_UPDATES: &str = "tip-score-updates";
 /// `receipts`: a confirmed milestone's receipt option, binary.
 pub const RECEIPTS: &str = "receipts";
 
+/// The first level of `block-metadata/{blockId}` and `block-metadata/referenced`.
+pub const BLOCK_METADATA: &str = "block-metadata";
+
 /// `block-metadata/{blockId}`.
 pub fn block_metadata(id: &[u8; 32]) -> String {
-    format!("block-metadata/{}", to_hex(id))
+    format!("{BLOCK_METADATA}/{}", to_hex(id))
 }
 
 /// `transactions/{transactionId}/included-block`.

@@ -20,12 +20,7 @@ use axum::{
     },
     response::{IntoResponse, Response},
 };
-use ledger_events::{
-    metrics::DropReason,
-    outbox::{Inbox, Outbox},
-    session::Session,
-    topic::Filter,
-};
+use ledger_events::{metrics::DropReason, outbox::Outbox, session::Session, topic::Filter};
 use tokio::{
     runtime::Handle,
     time::{interval, sleep_until, timeout, Instant, MissedTickBehavior},
@@ -77,7 +72,7 @@ pub async fn upgrade(
 async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handle) {
     let broker = Arc::clone(events.broker());
     let config = broker.config().clone();
-    let (mut session, mut inbox) = Session::new(Arc::clone(&broker));
+    let mut session = Session::new(Arc::clone(&broker));
     let outbox = Arc::clone(session.outbox());
     let connect_by = Instant::now() + config.connect_timeout;
     let mut last_read = Instant::now();
@@ -105,18 +100,17 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handl
                     }
                     Err(e) => {
                         tracing::debug!("MQTT connection closed: {e}");
-                        flush(&mut socket, &mut inbox).await;
+                        flush(&mut socket, &mut session).await;
                         break Some((close_code::POLICY, "MQTT protocol error"));
                     }
                 }
             }
-            packet = inbox.recv() => {
-                let Some(packet) = packet else { break None };
+            () = session.delivery().ready() => {
                 // Wait for more to queue behind it if the last write was just now.
                 if let Some(due) = last_write.map(|t| t + WRITE_PACING).filter(|d| *d > Instant::now()) {
                     sleep_until(due).await;
                 }
-                let frame = gather(packet, &mut inbox);
+                let Some(frame) = session.delivery().next_frame(FRAME_BYTES) else { continue };
                 // A full frame may leave more behind it: the next one goes without a pause.
                 let full = frame.len() >= FRAME_BYTES;
                 let written = timeout(config.backlog_timeout, socket.send(Message::Binary(frame))).await;
@@ -135,7 +129,7 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handl
                 if session.keep_alive().is_some_and(|k| last_read.elapsed() > k) {
                     break Some((close_code::POLICY, "keep-alive expired"));
                 }
-                if outbox.backlogged_for().is_some_and(|t| t > config.backlog_timeout) {
+                if session.delivery().backlogged_for().is_some_and(|t| t > config.backlog_timeout) {
                     break Some((close_code::AGAIN, "client does not read"));
                 }
             }
@@ -143,7 +137,7 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handl
     };
     broker
         .metrics()
-        .dropped_n(DropReason::Disconnected, inbox.pending() as u64);
+        .dropped_n(DropReason::Disconnected, session.delivery().pending());
     drop(session);
     if let Some((code, reason)) = close {
         let frame = CloseFrame {
@@ -184,70 +178,19 @@ async fn send_current_values(
 /// much delivery latency (docs/decisions.md, "Events").
 const WRITE_PACING: Duration = Duration::from_millis(5);
 
-/// Bytes of queued packets gathered into one frame (a frame may end up to one packet above).
+/// Bytes of queued packets gathered into one frame (a frame may end up to one packet above;
+/// MQTT 3.1.1 §6: a frame may carry several packets, clients read the frames as one byte
+/// stream).
 const FRAME_BYTES: usize = 256 * 1024;
 
-/// One frame: `first` followed by the packets queued behind it, up to [`FRAME_BYTES`] (MQTT
-/// 3.1.1 §6: a frame may carry several packets; clients read the frames as one byte stream);
-/// `first` itself (no copy) when nothing else is queued.
-fn gather(first: bytes::Bytes, inbox: &mut Inbox) -> bytes::Bytes {
-    if first.len() >= FRAME_BYTES {
-        return first;
-    }
-    let Some(second) = inbox.try_recv() else {
-        return first;
-    };
-    let mut frame =
-        bytes::BytesMut::with_capacity(FRAME_BYTES.min(4 * (first.len() + second.len())));
-    frame.extend_from_slice(&first);
-    frame.extend_from_slice(&second);
-    while frame.len() < FRAME_BYTES {
-        let Some(packet) = inbox.try_recv() else {
-            break;
-        };
-        frame.extend_from_slice(&packet);
-    }
-    frame.freeze()
-}
-
-/// Writes what is queued (the answer to the packet that ends the connection), for at most
+/// Writes the answers queued (to the packet that ends the connection), for at most
 /// [`FINAL_WRITE`].
-async fn flush(socket: &mut WebSocket, inbox: &mut Inbox) {
+async fn flush(socket: &mut WebSocket, session: &mut Session) {
     let until = Instant::now() + FINAL_WRITE;
-    while let Some(packet) = inbox.try_recv() {
+    while let Some(packet) = session.delivery().try_answer() {
         tokio::select! {
             sent = socket.send(Message::Binary(packet)) => if sent.is_err() { return },
             () = sleep_until(until) => return,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use bytes::Bytes;
-    use ledger_events::outbox::queue;
-
-    use super::*;
-
-    #[test]
-    fn a_frame_takes_what_is_queued_up_to_its_bound_in_order() {
-        let (outbox, mut inbox) = queue(1 << 20, Arc::default());
-        // Alone: the packet itself.
-        assert_eq!(gather(Bytes::from_static(b"a"), &mut inbox), &b"a"[..]);
-        for p in [&b"bc"[..], b"d"] {
-            assert!(outbox.publish(Bytes::copy_from_slice(p)));
-        }
-        assert_eq!(gather(Bytes::from_static(b"a"), &mut inbox), &b"abcd"[..]);
-        assert_eq!(outbox.queued_bytes(), 0);
-        // Packets of a third of the bound and a bit: three make a frame above it, the fourth
-        // waits.
-        let big = Bytes::from(vec![7; FRAME_BYTES / 3 + 1]);
-        for _ in 0..4 {
-            assert!(outbox.publish(big.clone()));
-        }
-        let first = inbox.try_recv().expect("queued");
-        assert_eq!(gather(first, &mut inbox).len(), 3 * big.len());
-        let last = inbox.try_recv().expect("the fourth");
-        assert_eq!(gather(last, &mut inbox).len(), big.len());
     }
 }
