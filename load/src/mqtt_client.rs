@@ -6,6 +6,8 @@
 //! payload unread, so the few client-side builders live here. Framing (the fixed header and
 //! its remaining length, §2.2) is the node's [`ledger_events::packet::fixed_header`].
 
+use std::ops::Range;
+
 use bytes::{Buf, Bytes, BytesMut};
 use ledger_events::packet::{fixed_header, PacketError};
 
@@ -124,33 +126,17 @@ pub fn next_packet(buf: &mut BytesMut) -> Result<Option<Incoming>, IncomingError
         return Ok(None);
     }
     buf.advance(header);
-    let mut body = buf.split_to(len).freeze();
+    let body = buf.split_to(len).freeze();
     Ok(Some(match kind {
         2 => {
             let code = *body.get(1).ok_or(IncomingError::Malformed("CONNACK"))?;
             Incoming::ConnAck(code)
         }
         3 => {
-            let malformed = IncomingError::Malformed("PUBLISH");
-            if body.len() < 2 {
-                return Err(malformed);
-            }
-            let topic_len = usize::from(body.get_u16());
-            if body.len() < topic_len {
-                return Err(malformed);
-            }
-            let topic = body.split_to(topic_len);
-            // QoS 1 and 2 carry a packet id (§3.3.2.2); the node sends QoS 0 (§2 of
-            // docs/events.md), but a client reads either.
-            if (flags >> 1) & 0x03 > 0 {
-                if body.len() < 2 {
-                    return Err(malformed);
-                }
-                body.advance(2);
-            }
+            let (topic, payload) = publish_parts(flags, &body)?;
             Incoming::Publish {
-                topic,
-                payload: body,
+                topic: body.slice(topic),
+                payload: body.slice(payload),
             }
         }
         9 => {
@@ -162,6 +148,55 @@ pub fn next_packet(buf: &mut BytesMut) -> Result<Option<Incoming>, IncomingError
         13 => Incoming::PingResp,
         other => Incoming::Other(other),
     }))
+}
+
+/// Where a PUBLISH body (§3.3.2, §3.3.3) holds its topic name and its payload.
+fn publish_parts(flags: u8, body: &[u8]) -> Result<(Range<usize>, Range<usize>), IncomingError> {
+    let malformed = IncomingError::Malformed("PUBLISH");
+    let mut rest = body;
+    if rest.len() < 2 {
+        return Err(malformed);
+    }
+    let topic_len = usize::from(rest.get_u16());
+    let topic = 2..2 + topic_len;
+    if body.len() < topic.end {
+        return Err(malformed);
+    }
+    // QoS 1 and 2 carry a packet id (§3.3.2.2); the node sends QoS 0 (§2 of docs/events.md),
+    // but a client reads either.
+    let id_len = if (flags >> 1) & 0x03 > 0 { 2 } else { 0 };
+    if body.len() < topic.end + id_len {
+        return Err(malformed);
+    }
+    Ok((topic.clone(), topic.end + id_len..body.len()))
+}
+
+/// Calls `on_payload` with the payload of each complete PUBLISH at the start of `buf`, in
+/// order, skipping the other packets; returns the bytes used (up to the first incomplete
+/// packet). Borrows what it reads: the swarm's listeners take every block the node stores this
+/// way, without a copy or a reference count per message.
+///
+/// # Errors
+/// [`IncomingError`] for bytes that are no broker packet.
+pub fn for_each_publish(
+    buf: &[u8],
+    mut on_payload: impl FnMut(&[u8]),
+) -> Result<usize, IncomingError> {
+    let mut used = 0;
+    while let Some(rest) = buf.get(used..) {
+        let Some((kind, flags, len, header)) = fixed_header(rest, MAX_INCOMING)? else {
+            break;
+        };
+        let Some(body) = rest.get(header..header + len) else {
+            break;
+        };
+        if kind == 3 {
+            let (_, payload) = publish_parts(flags, body)?;
+            on_payload(body.get(payload).unwrap_or_default());
+        }
+        used += header + len;
+    }
+    Ok(used)
 }
 
 #[cfg(test)]
@@ -184,6 +219,33 @@ mod tests {
         );
         assert_eq!(pingreq(), vec![0xc0, 0]);
         assert_eq!(connect(&"x".repeat(70_000), 60), None);
+    }
+
+    #[test]
+    fn publishes_are_read_in_place_up_to_the_first_incomplete_packet() {
+        let first = ledger_events::packet::publish_qos0("blocks", b"one").expect("publish");
+        let second = ledger_events::packet::publish_qos0("x/+/y", &[2; 200]).expect("publish");
+        let mut all = first.to_vec();
+        all.extend_from_slice(&[0xd0, 0]);
+        all.extend_from_slice(&second);
+        let whole = all.len();
+        all.extend_from_slice(&second[..10]);
+        let mut payloads = Vec::new();
+        let used = for_each_publish(&all, |p| payloads.push(p.to_vec())).expect("packets");
+        assert_eq!(used, whole, "the incomplete tail is left");
+        assert_eq!(payloads, vec![b"one".to_vec(), vec![2; 200]]);
+        // A QoS 1 PUBLISH carries a packet id before its payload.
+        let qos1 = [0x32, 7, 0, 1, b't', 0, 9, b'p', b'q'];
+        let mut got = Vec::new();
+        assert_eq!(
+            for_each_publish(&qos1, |p| got = p.to_vec()),
+            Ok(qos1.len())
+        );
+        assert_eq!(got, b"pq");
+        assert!(
+            for_each_publish(&[0x30, 1, 0], |_| {}).is_err(),
+            "no topic length"
+        );
     }
 
     #[test]

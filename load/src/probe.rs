@@ -6,6 +6,7 @@
 
 use std::{
     collections::HashMap,
+    sync::LazyLock,
     time::{Duration, Instant},
 };
 
@@ -18,6 +19,7 @@ use ledger_codec::{
     types::to_hex,
     Codec,
 };
+use memchr::memmem;
 use tokio::net::TcpStream;
 
 use crate::{Plan, BLOCKS_PATH};
@@ -41,7 +43,9 @@ pub fn probe_tag(seq: u64) -> Vec<u8> {
 /// subscriber of the swarm reads every block the node stores, and decoding each one would
 /// make the swarm, which shares the machine with the node, the larger consumer of CPU.
 pub fn probe_seq(block: &[u8]) -> Option<u64> {
-    memchr::memmem::find(block, PROBE_TAG)?;
+    static TAG: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(PROBE_TAG));
+    TAG.find(block)?;
     let block = Block::decode(block).ok()?;
     let Some(Payload::TaggedData(data)) = block.payload else {
         return None;

@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use futures::{SinkExt, StreamExt};
 use tokio::{net::TcpStream, sync::watch};
 use tokio_tungstenite::{
@@ -25,9 +25,9 @@ use tokio_tungstenite::{
 };
 
 use crate::{
-    mqtt_client::{self, Incoming},
+    mqtt_client::{self, for_each_publish, Incoming},
     parse_url,
-    probe::{probe_seq, run_probes, Probes},
+    probe::{run_probes, Probes},
     resolve_loopback,
     swarm_report::{report, Seen, SwarmReport},
     BenchError, Plan, Scenario,
@@ -195,25 +195,6 @@ async fn listen(mut sub: Subscriber, keep_alive: u16, mut stop: watch::Receiver<
     let every = Duration::from_secs(u64::from(keep_alive.max(2)) / 2);
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
-        // Packets already buffered (several in one frame) are taken before reading more.
-        loop {
-            match mqtt_client::next_packet(&mut sub.buf) {
-                Ok(Some(Incoming::Publish { payload, .. })) => {
-                    seen.messages += 1;
-                    if timed {
-                        if let Some(seq) = probe_seq(&payload) {
-                            seen.probes.push((seq, Instant::now()));
-                        }
-                    }
-                }
-                Ok(Some(_)) => {}
-                Ok(None) => break,
-                Err(e) => {
-                    seen.lost = Some(e.to_string());
-                    return seen;
-                }
-            }
-        }
         tokio::select! {
             _ = stop.changed() => return seen,
             _ = ping.tick() => {
@@ -223,7 +204,22 @@ async fn listen(mut sub: Subscriber, keep_alive: u16, mut stop: watch::Receiver<
                 }
             }
             frame = sub.ws.next() => match frame {
-                Some(Ok(Message::Binary(b))) => sub.buf.extend_from_slice(&b),
+                Some(Ok(Message::Binary(b))) => {
+                    // The node's frames hold whole packets: they are read where they arrived,
+                    // and only an incomplete tail waits in the buffer for the next frame.
+                    let read = if sub.buf.is_empty() {
+                        for_each_publish(&b, |p| seen.saw(timed, p))
+                            .map(|used| sub.buf.extend_from_slice(&b[used..]))
+                    } else {
+                        sub.buf.extend_from_slice(&b);
+                        for_each_publish(&sub.buf, |p| seen.saw(timed, p))
+                            .map(|used| sub.buf.advance(used))
+                    };
+                    if let Err(e) = read {
+                        seen.lost = Some(e.to_string());
+                        return seen;
+                    }
+                }
                 Some(Ok(Message::Close(_))) | None => {
                     seen.lost = Some("closed by the node".into());
                     return seen;

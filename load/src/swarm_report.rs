@@ -22,6 +22,18 @@ pub(crate) struct Seen {
     pub(crate) lost: Option<String>,
 }
 
+impl Seen {
+    /// Counts one PUBLISH with `payload`; a `blocks` subscriber (`timed`) notes a probe's arrival.
+    pub(crate) fn saw(&mut self, timed: bool, payload: &[u8]) {
+        self.messages += 1;
+        if timed {
+            if let Some(seq) = crate::probe::probe_seq(payload) {
+                self.probes.push((seq, Instant::now()));
+            }
+        }
+    }
+}
+
 /// The result of a swarm run.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
