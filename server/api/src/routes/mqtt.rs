@@ -11,7 +11,10 @@
 //! 1.5 × the keep-alive, when one write takes longer than the backlog time, or when the queue
 //! has been dropping messages for that long (a slow client, hornet #1687).
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use axum::{
     extract::{
@@ -107,7 +110,7 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handl
             }
             () = session.delivery().ready() => {
                 // Wait for more to queue behind it if the last write was just now.
-                if let Some(due) = last_write.map(|t| t + WRITE_PACING).filter(|d| *d > Instant::now()) {
+                if let Some(due) = last_write.map(paced_after).filter(|d| *d > Instant::now()) {
                     sleep_until(due).await;
                 }
                 let Some(frame) = session.delivery().next_frame(FRAME_BYTES) else { continue };
@@ -178,6 +181,20 @@ async fn send_current_values(
 /// much delivery latency (docs/decisions.md, "Events").
 const WRITE_PACING: Duration = Duration::from_millis(5);
 
+/// When a connection that wrote at `last` may write again: the first tick of a grid of
+/// [`WRITE_PACING`] shared by all connections at least that long after `last`. Connections
+/// under a stream of messages then wake together, one wake-up of the event API's threads per
+/// tick instead of one per connection spread across it.
+fn paced_after(last: Instant) -> Instant {
+    static GRID: OnceLock<Instant> = OnceLock::new();
+    let origin = *GRID.get_or_init(Instant::now);
+    let earliest = last + WRITE_PACING;
+    let step = WRITE_PACING.as_nanos();
+    let since = earliest.saturating_duration_since(origin).as_nanos();
+    let ticks = since.div_ceil(step);
+    origin + Duration::from_nanos(u64::try_from(ticks * step).unwrap_or(u64::MAX))
+}
+
 /// Bytes of queued packets gathered into one frame (a frame may end up to one packet above;
 /// MQTT 3.1.1 §6: a frame may carry several packets, clients read the frames as one byte
 /// stream).
@@ -192,5 +209,24 @@ async fn flush(socket: &mut WebSocket, session: &mut Session) {
             sent = socket.send(Message::Binary(packet)) => if sent.is_err() { return },
             () = sleep_until(until) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_paced_to_a_shared_grid() {
+        let start = Instant::now();
+        let first = paced_after(start);
+        assert!(first >= start + WRITE_PACING && first < start + 2 * WRITE_PACING);
+        // Connections that wrote at different moments of one tick wake at the same moment.
+        for offset_ms in [1, 3, 4] {
+            let last = first + Duration::from_millis(offset_ms);
+            assert_eq!(paced_after(last), first + 2 * WRITE_PACING, "{offset_ms}");
+        }
+        // On a tick exactly: the next one.
+        assert_eq!(paced_after(first), first + WRITE_PACING);
     }
 }
