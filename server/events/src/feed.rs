@@ -110,6 +110,16 @@ impl Inner {
         self.pieces.push_back(piece);
     }
 
+    /// Forgets the open part (read by every reader) and its allocation.
+    fn release_open(&mut self) {
+        let head = self.head();
+        self.open = BytesMut::new();
+        self.open_alloc = 0;
+        self.open_at = head.at;
+        self.open_msgs_before = head.msgs;
+        self.open_msgs = 0;
+    }
+
     /// Drops the pieces every reader has read, and the oldest beyond `bound` bytes held; what
     /// a reader loses that way is counted as dropped for it.
     fn trim(&mut self, bound: usize, metrics: &MqttMetrics) {
@@ -361,6 +371,12 @@ impl FeedReader {
         if inner.pieces.front().is_some_and(|p| p.end() <= self.at.at) {
             inner.trim(self.feed.bound, &self.feed.metrics);
         }
+        if inner.readers.len() == 1 && inner.pieces.is_empty() && self.at == inner.head() {
+            // The only reader has read everything: the open part's allocation goes too. A
+            // client alone on its topics (one address each, a thousand of them) would otherwise
+            // keep up to a piece of messages it has read until that piece fills.
+            inner.release_open();
+        }
         drop(inner);
         for part in pieces.iter().chain(open_part.iter()) {
             frame.extend_from_slice(part);
@@ -521,6 +537,32 @@ mod tests {
         drop((a, b));
         feed.push(&packet(400, 1000));
         assert!(feed.held_bytes() < 64 * 1024 + 2000);
+    }
+
+    #[test]
+    fn a_lone_reader_that_read_everything_leaves_nothing_held() {
+        let feed = Feed::new(1 << 20, Arc::default());
+        let mut only = feed.reader();
+        for n in 0..10 {
+            feed.push(&packet(n, 100));
+        }
+        assert_eq!(feed.held_bytes(), 1000);
+        let mut frame = BytesMut::new();
+        assert_eq!(only.take(&mut frame, 1 << 20).msgs, 10);
+        assert_eq!(feed.held_bytes(), 0);
+        assert_eq!(feed.inner.lock().open.capacity(), 0, "allocation released");
+        feed.push(&packet(10, 100));
+        let mut frame = BytesMut::new();
+        assert_eq!(only.take(&mut frame, 1 << 20).msgs, 1);
+        assert_eq!(numbers(&frame, &[100; 11]), vec![10]);
+        // Two readers: the open part stays until both have read it and it fills.
+        let mut other = feed.reader();
+        feed.push(&packet(11, 100));
+        let mut frame = BytesMut::new();
+        only.take(&mut frame, 1 << 20);
+        assert_eq!(feed.held_bytes(), 100, "the other has not read it");
+        let mut frame = BytesMut::new();
+        assert_eq!(other.take(&mut frame, 1 << 20).msgs, 1);
     }
 
     #[tokio::test]
