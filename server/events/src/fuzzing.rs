@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::{
     broker::{Broker, BrokerConfig},
-    packet::{decode, fixed_header},
+    packet::{decode, fixed_header, publish_qos0},
     session::Session,
 };
 
@@ -49,7 +49,7 @@ pub fn fuzz_mqtt_stream(data: &[u8]) {
 }
 
 /// Feeds `data` to a fresh connection `chunk` bytes at a time: what it answered, the filters
-/// granted and whether it closed.
+/// granted (then which probe topics reached it) and whether it closed.
 fn run(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Vec<String>, bool) {
     let config = BrokerConfig {
         max_packet: MAX,
@@ -57,7 +57,7 @@ fn run(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Vec<String>, bool) {
         ..BrokerConfig::default()
     };
     let broker = Arc::new(Broker::new(config, Arc::default()));
-    let mut session = Session::new(broker);
+    let mut session = Session::new(Arc::clone(&broker));
     let mut granted = Vec::new();
     let mut closed = false;
     for part in data.chunks(chunk) {
@@ -71,5 +71,45 @@ fn run(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Vec<String>, bool) {
     }
     let answers =
         std::iter::from_fn(|| session.delivery().try_answer().map(|b| b.to_vec())).collect();
+    let mut reached = Vec::new();
+    if !closed {
+        // A message on each probe topic reaches the connection once if one of its filters
+        // matches, and then it is exactly the packet its writer sends next.
+        for topic in PROBE_TOPICS {
+            let n = broker.publish(topic, b"p");
+            assert!(n <= 1, "one connection, {n} deliveries");
+            let sent = session.delivery().next_frame(usize::MAX);
+            let expected = (n == 1).then(|| publish_qos0(topic, b"p")).flatten();
+            assert_eq!(sent, expected, "what the writer sends for {topic}");
+            if n == 1 {
+                reached.push(topic.to_owned());
+            }
+        }
+    }
+    granted.extend(reached.into_iter().map(|t| format!("reached {t}")));
     (answers, granted, closed)
+}
+
+/// Topics published after the input, to check what the connection's filters deliver.
+const PROBE_TOPICS: [&str; 4] = ["a", "a/b", "blocks", "+"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oracle_checks_what_the_filters_deliver() {
+        let mut stream = vec![
+            0x10, 14, 0, 4, b'M', b'Q', b'T', b'T', 4, 2, 0, 60, 0, 2, b'i', b'd',
+        ];
+        // SUBSCRIBE 1: `a/#` and `blocks`; UNSUBSCRIBE 2: `blocks`.
+        stream.extend_from_slice(&[
+            0x82, 17, 0, 1, 0, 3, b'a', b'/', b'#', 0, 0, 6, b'b', b'l', b'o', b'c', b'k', b's', 0,
+        ]);
+        stream.extend_from_slice(&[0xa2, 10, 0, 2, 0, 6, b'b', b'l', b'o', b'c', b'k', b's']);
+        let (_, granted, closed) = run(&stream, 5);
+        assert!(!closed);
+        assert_eq!(granted, ["a/#", "blocks", "reached a", "reached a/b"]);
+        fuzz_mqtt_stream(&stream);
+    }
 }
