@@ -456,18 +456,6 @@ impl Broker {
         self.metrics.published(topic, sent as u64);
         sent
     }
-
-    /// Sends `payload` on `topic` to one client only (a snapshot for a new subscriber).
-    pub fn publish_to(&self, outbox: &Outbox, topic: &str, payload: &[u8]) -> bool {
-        let Some(packet) = publish_qos0(topic, payload) else {
-            return false;
-        };
-        let sent = outbox.publish(packet);
-        if sent {
-            self.metrics.published(topic, 1);
-        }
-        sent
-    }
 }
 
 #[cfg(test)]
@@ -481,9 +469,9 @@ mod tests {
 
     fn client(b: &Broker, id: &str) -> (ClientKey, Delivery) {
         let bound = b.config().client_queue_bytes;
-        let (out, inbox) = queue(bound, Arc::clone(b.metrics()));
+        let (out, inbox) = queue();
         let key = b.connect(id, out).expect("connects");
-        (key, Delivery::new(inbox, bound))
+        (key, Delivery::new(inbox, bound, Arc::clone(b.metrics())))
     }
 
     fn filter(s: &str) -> Filter {
@@ -684,9 +672,9 @@ mod tests {
         });
         let (a, mut da) = client(&b, "a");
         let (_c, _dc) = client(&b, "");
-        let (out, _) = queue(10, Arc::default());
+        let (out, _) = queue();
         assert_eq!(b.connect("d", out), Err(ConnectCode::ServerUnavailable));
-        let (out, _) = queue(10, Arc::default());
+        let (out, _) = queue();
         assert_eq!(
             b.connect(&"x".repeat(MAX_CLIENT_ID_LEN + 1), out),
             Err(ConnectCode::IdentifierRejected)
@@ -715,9 +703,9 @@ mod tests {
     fn the_same_id_replaces_the_old_connection_whose_late_close_changes_nothing() {
         let b = broker(BrokerConfig::default());
         let bound = b.config().client_queue_bytes;
-        let (out, _inbox) = queue(bound, Arc::clone(b.metrics()));
+        let (out, _inbox) = queue();
         let old = b.connect("iotasdk0x1", Arc::clone(&out)).expect("connects");
-        let mut d = Delivery::new(queue(bound, Arc::default()).1, bound);
+        let mut d = Delivery::new(queue().1, bound, Arc::default());
         sub(&b, old, &mut d, "blocks");
         let (new, mut dn) = client(&b, "iotasdk0x1");
         assert!(

@@ -309,9 +309,20 @@ impl FeedReader {
         last.at.saturating_sub(self.at.at)
     }
 
+    /// The feed's current end, as a mark this reader may later be asked to stop at.
+    pub fn feed_head(&self) -> Mark {
+        self.feed.head()
+    }
+
+    /// True when the reader has taken everything before `mark` (a mark of its own feed).
+    pub fn passed(&self, mark: Mark) -> bool {
+        self.at.msgs >= mark.msgs
+    }
+
     /// Appends whole packets from the reader's position to `frame` until it holds `max`
-    /// bytes or more (or the reader reaches the feed's end or its own).
-    pub fn take(&mut self, frame: &mut BytesMut, max: usize) -> Taken {
+    /// bytes or more, or the reader reaches the feed's end, its own end or `until` (a mark of
+    /// this feed taken earlier, [`FeedReader::feed_head`]).
+    pub fn take(&mut self, frame: &mut BytesMut, max: usize, until: Option<Mark>) -> Taken {
         let mut taken = Taken::default();
         let mut pieces = Vec::new();
         let mut room = max.saturating_sub(frame.len());
@@ -322,52 +333,62 @@ impl FeedReader {
             taken.skipped = to.msgs - self.at.msgs;
             self.at = to;
         }
-        let end = self.end.map_or(u64::MAX, |e| e.at);
+        // Where this take stops at the latest: the nearer of the reader's end and `until`.
+        let limit = match (self.end, until) {
+            (Some(a), Some(b)) => Some(if a.at <= b.at { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        let stop = limit.map_or(u64::MAX, |l| l.at);
+        // Up to `to` (a byte position at a packet boundary): the mark reached there.
+        let reached = |to: u64, natural: Mark| limit.filter(|l| l.at == to).unwrap_or(natural);
         // Sealed pieces are referenced here and copied once the lock is let go.
         let first = inner.pieces.partition_point(|p| p.end() <= self.at.at);
         for piece in inner.pieces.range(first..) {
-            if room == 0 || piece.at >= end {
+            if room == 0 || piece.at >= stop || self.at.at >= stop {
                 break;
             }
             // A reader inside a piece read its first part while it was still open.
             let skip = usize::try_from(self.at.at - piece.at).unwrap_or(0);
-            let part = piece.bytes.slice(skip..);
+            let to = piece.end().min(stop);
+            let len = usize::try_from(to - piece.at).unwrap_or(usize::MAX);
+            let part = piece.bytes.slice(skip..len.min(piece.bytes.len()));
             room = room.saturating_sub(part.len());
-            taken.msgs += piece.msgs_before + piece.msgs - self.at.msgs;
-            self.at = Mark {
-                at: piece.end(),
-                msgs: piece.msgs_before + piece.msgs,
-            };
+            let next = reached(
+                to,
+                Mark {
+                    at: piece.end(),
+                    msgs: piece.msgs_before + piece.msgs,
+                },
+            );
+            taken.msgs += next.msgs - self.at.msgs;
+            self.at = next;
             pieces.push(part);
         }
-        let open_len = if room > 0 && self.at.at < end {
-            let from = self.at.at.max(inner.open_at) - inner.open_at;
-            inner
-                .open
-                .len()
-                .saturating_sub(usize::try_from(from).unwrap_or(usize::MAX))
-        } else {
-            0
-        };
-        frame.reserve(pieces.iter().map(Bytes::len).sum::<usize>() + open_len);
-        // The open part is copied under the lock (the publisher appends to it); an end mark
-        // is always at a piece boundary (`Feed::cut`), so a finished reader never gets here.
+        // The open part is copied under the lock (the publisher appends to it).
         let mut open_part = None;
-        if room > 0 && self.at.at >= inner.open_at && self.at.at < end {
+        if room > 0 && self.at.at >= inner.open_at && self.at.at < stop {
             let head = inner.head();
-            let skip = usize::try_from(self.at.at - inner.open_at).unwrap_or(usize::MAX);
-            if let Some(bytes) = inner.open.get(skip..).filter(|b| !b.is_empty()) {
+            let to = head.at.min(stop);
+            let from = usize::try_from(self.at.at - inner.open_at).unwrap_or(usize::MAX);
+            let upto = usize::try_from(to - inner.open_at).unwrap_or(usize::MAX);
+            if let Some(bytes) = inner.open.get(from..upto).filter(|b| !b.is_empty()) {
                 if pieces.is_empty() {
                     frame.extend_from_slice(bytes);
                 } else {
                     open_part = Some(Bytes::copy_from_slice(bytes));
                 }
-                taken.msgs += head.msgs - self.at.msgs;
-                self.at = head;
+                let next = reached(to, head);
+                taken.msgs += next.msgs - self.at.msgs;
+                self.at = next;
             }
         }
-        let end = self.end;
-        inner.readers.insert(self.id, Span { at: self.at, end });
+        inner.readers.insert(
+            self.id,
+            Span {
+                at: self.at,
+                end: self.end,
+            },
+        );
         if inner.pieces.front().is_some_and(|p| p.end() <= self.at.at) {
             inner.trim(self.feed.bound, &self.feed.metrics);
         }
@@ -378,6 +399,7 @@ impl FeedReader {
             inner.release_open();
         }
         drop(inner);
+        frame.reserve(pieces.iter().chain(open_part.iter()).map(Bytes::len).sum());
         for part in pieces.iter().chain(open_part.iter()) {
             frame.extend_from_slice(part);
         }
@@ -425,6 +447,8 @@ mod tests {
     struct Tracked {
         reader: FeedReader,
         end: Option<u32>,
+        /// A mark to stop at and the packets pushed before it.
+        until: Option<(Mark, u32)>,
         got: Vec<u32>,
         skipped: u64,
     }
@@ -434,6 +458,7 @@ mod tests {
         Push(usize),
         Take(usize, usize),
         Cut(usize),
+        Stamp(usize),
     }
 
     fn step() -> impl Strategy<Value = Step> {
@@ -441,6 +466,7 @@ mod tests {
             6 => (1usize..3000).prop_map(Step::Push),
             3 => (0usize..3, 1usize..20_000).prop_map(|(r, m)| Step::Take(r, m)),
             1 => (0usize..3).prop_map(Step::Cut),
+            1 => (0usize..3).prop_map(Step::Stamp),
         ]
     }
 
@@ -460,6 +486,7 @@ mod tests {
                 .map(|_| Tracked {
                     reader: feed.reader(),
                     end: None,
+                    until: None,
                     got: Vec::new(),
                     skipped: 0,
                 })
@@ -474,11 +501,24 @@ mod tests {
                     Step::Take(r, max) => {
                         let t = &mut readers[r];
                         let mut frame = BytesMut::new();
-                        let taken = t.reader.take(&mut frame, max);
+                        let taken = t.reader.take(&mut frame, max, t.until.map(|u| u.0));
                         let nums = numbers(&frame, &lens);
                         prop_assert_eq!(taken.msgs, nums.len() as u64);
+                        if let Some((mark, before)) = t.until {
+                            prop_assert!(nums.iter().all(|n| *n < before), "past the mark");
+                            if t.reader.passed(mark) {
+                                t.until = None;
+                            }
+                        }
                         t.skipped += taken.skipped;
                         t.got.extend(nums);
+                    }
+                    Step::Stamp(r) => {
+                        let t = &mut readers[r];
+                        if t.until.is_none() {
+                            let before = u32::try_from(lens.len()).expect("small");
+                            t.until = Some((t.reader.feed_head(), before));
+                        }
                     }
                     Step::Cut(r) => {
                         let t = &mut readers[r];
@@ -493,7 +533,7 @@ mod tests {
             for t in &mut readers {
                 loop {
                     let mut frame = BytesMut::new();
-                    let taken = t.reader.take(&mut frame, usize::MAX);
+                    let taken = t.reader.take(&mut frame, usize::MAX, None);
                     t.skipped += taken.skipped;
                     if frame.is_empty() {
                         break;
@@ -526,10 +566,10 @@ mod tests {
         }
         assert!(feed.held_bytes() >= 400_000, "unread by both");
         let mut frame = BytesMut::new();
-        while a.take(&mut frame, 1 << 20).msgs > 0 {}
+        while a.take(&mut frame, 1 << 20, None).msgs > 0 {}
         assert!(feed.held_bytes() >= 400_000, "b has not read them");
         let mut frame = BytesMut::new();
-        while b.take(&mut frame, 1 << 20).msgs > 0 {}
+        while b.take(&mut frame, 1 << 20, None).msgs > 0 {}
         assert!(
             feed.held_bytes() < 64 * 1024 + 1000,
             "only the open part is left"
@@ -548,21 +588,21 @@ mod tests {
         }
         assert_eq!(feed.held_bytes(), 1000);
         let mut frame = BytesMut::new();
-        assert_eq!(only.take(&mut frame, 1 << 20).msgs, 10);
+        assert_eq!(only.take(&mut frame, 1 << 20, None).msgs, 10);
         assert_eq!(feed.held_bytes(), 0);
         assert_eq!(feed.inner.lock().open.capacity(), 0, "allocation released");
         feed.push(&packet(10, 100));
         let mut frame = BytesMut::new();
-        assert_eq!(only.take(&mut frame, 1 << 20).msgs, 1);
+        assert_eq!(only.take(&mut frame, 1 << 20, None).msgs, 1);
         assert_eq!(numbers(&frame, &[100; 11]), vec![10]);
         // Two readers: the open part stays until both have read it and it fills.
         let mut other = feed.reader();
         feed.push(&packet(11, 100));
         let mut frame = BytesMut::new();
-        only.take(&mut frame, 1 << 20);
+        only.take(&mut frame, 1 << 20, None);
         assert_eq!(feed.held_bytes(), 100, "the other has not read it");
         let mut frame = BytesMut::new();
-        assert_eq!(other.take(&mut frame, 1 << 20).msgs, 1);
+        assert_eq!(other.take(&mut frame, 1 << 20, None).msgs, 1);
     }
 
     #[tokio::test]

@@ -48,12 +48,12 @@ impl Session {
     /// A new connection on `broker`.
     pub fn new(broker: Arc<Broker>) -> Self {
         let bound = broker.config().client_queue_bytes;
-        let metrics = Arc::clone(broker.metrics());
-        let (outbox, inbox) = queue(bound, Arc::clone(&metrics));
+        let (outbox, inbox) = queue();
+        let delivery = Delivery::new(inbox, bound, Arc::clone(broker.metrics()));
         Self {
             broker,
             outbox,
-            delivery: Delivery::new(inbox, bound),
+            delivery,
             buf: Vec::new(),
             client: None,
             keep_alive: None,

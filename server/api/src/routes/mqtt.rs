@@ -23,7 +23,7 @@ use axum::{
     },
     response::{IntoResponse, Response},
 };
-use ledger_events::{metrics::DropReason, outbox::Outbox, session::Session, topic::Filter};
+use ledger_events::{metrics::DropReason, packet::publish_qos0, session::Session, topic::Filter};
 use tokio::{
     runtime::Handle,
     time::{interval, sleep_until, timeout, Instant, MissedTickBehavior},
@@ -98,7 +98,7 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handl
                     Ok(granted) => {
                         let exact: Vec<_> = granted.into_iter().filter(|f| !f.is_wildcard()).collect();
                         if !exact.is_empty() {
-                            send_current_values(&rest, &events, &outbox, exact).await;
+                            send_current_values(&rest, &events, &mut session, exact).await;
                         }
                     }
                     Err(e) => {
@@ -152,12 +152,13 @@ async fn serve(mut socket: WebSocket, events: Arc<dyn EventService>, rest: Handl
 }
 
 /// Sends the current value of each exact filter just granted, read on the REST threads: a
-/// read holds the engine's lock, and a thread of low priority could be kept off the CPU while
-/// holding it (priority inversion against the submit path).
+/// read holds the engine's locks, and a thread of low priority could be kept off the CPU while
+/// holding them (priority inversion against the submit path). Each value goes out after the
+/// messages the client's feeds hold when it is queued (as from one queue per client).
 async fn send_current_values(
     rest: &Handle,
     events: &Arc<dyn EventService>,
-    outbox: &Arc<Outbox>,
+    session: &mut Session,
     filters: Vec<Filter>,
 ) {
     let service = Arc::clone(events);
@@ -169,9 +170,12 @@ async fn send_current_values(
     });
     // A failed read (the node shutting down) sends nothing.
     for (filter, payload) in read.await.unwrap_or_default() {
-        events
-            .broker()
-            .publish_to(outbox, filter.as_str(), &payload);
+        let Some(packet) = publish_qos0(filter.as_str(), &payload) else {
+            continue;
+        };
+        if session.delivery().queue_current(packet) {
+            events.broker().metrics().published(filter.as_str(), 1);
+        }
     }
 }
 
