@@ -232,6 +232,14 @@ mod tests {
     use super::*;
     use crate::{feed::Feed, outbox::queue};
 
+    /// Moves `d` to `feed`'s audience, leaving `left` where it ends now.
+    fn join(d: &mut Delivery, feed: &Arc<Feed>, left: Option<&Arc<Feed>>) {
+        d.switch(Switch {
+            left_at: left.map(|f| f.cut()),
+            joined: Some(feed.reader()),
+        });
+    }
+
     fn delivery(bound: usize) -> (Arc<crate::outbox::Outbox>, Delivery) {
         let (outbox, inbox) = queue();
         (outbox, Delivery::new(inbox, bound, Arc::default()))
@@ -245,10 +253,7 @@ mod tests {
         assert!(outbox.control(Bytes::from_static(b"ack")));
         assert_eq!(d.next_frame(100).as_deref(), Some(&b"ack"[..]));
         let feed = Feed::new(1 << 20, Arc::default());
-        d.switch(Switch {
-            left_at: None,
-            joined: Some(feed.reader()),
-        });
+        join(&mut d, &feed, None);
         for p in [&b"m1"[..], b"m2", b"m3"] {
             feed.push(p);
         }
@@ -270,17 +275,11 @@ mod tests {
         assert!(d.queue_current(Bytes::from_static(b"C0")), "no feed yet");
         let old = Feed::new(1 << 20, Arc::default());
         let new = Feed::new(1 << 20, Arc::default());
-        d.switch(Switch {
-            left_at: None,
-            joined: Some(old.reader()),
-        });
+        join(&mut d, &old, None);
         old.push(b"a");
         assert!(d.queue_current(Bytes::from_static(b"C1")));
         old.push(b"b");
-        d.switch(Switch {
-            left_at: Some(old.cut()),
-            joined: Some(new.reader()),
-        });
+        join(&mut d, &new, Some(&old));
         assert!(d.queue_current(Bytes::from_static(b"C2")));
         new.push(b"n");
         assert_eq!(d.pending(), 6);
@@ -289,10 +288,7 @@ mod tests {
         // Stopping at a value's place inside a sealed piece and inside the open part.
         let feed = Feed::new(1 << 20, Arc::default());
         let mut d = delivery(1 << 20).1;
-        d.switch(Switch {
-            left_at: None,
-            joined: Some(feed.reader()),
-        });
+        join(&mut d, &feed, None);
         feed.push(b"x1");
         feed.push(b"x2");
         assert!(d.queue_current(Bytes::from_static(b"V")));
@@ -313,15 +309,9 @@ mod tests {
         let (outbox, mut d) = delivery(1 << 20);
         let old = Feed::new(1 << 20, Arc::default());
         let new = Feed::new(1 << 20, Arc::default());
-        d.switch(Switch {
-            left_at: None,
-            joined: Some(old.reader()),
-        });
+        join(&mut d, &old, None);
         old.push(b"o");
-        d.switch(Switch {
-            left_at: Some(old.cut()),
-            joined: Some(new.reader()),
-        });
+        join(&mut d, &new, Some(&old));
         old.push(b"after leaving");
         new.push(b"n");
         let wait = std::time::Duration::from_secs(5);
