@@ -24,7 +24,7 @@ use crate::{
     metrics::MqttMetrics,
     outbox::Outbox,
     packet::{publish_qos0, ConnectCode},
-    topic::{matches, Filter},
+    topic::{first_level, matches, Filter},
 };
 
 /// Longest client id accepted (docs/events.md §5.2).
@@ -105,11 +105,6 @@ struct Registry {
     subscriptions: usize,
 }
 
-/// A topic's or filter's first level.
-fn first_level(topic: &str) -> &str {
-    topic.split('/').next().unwrap_or_default()
-}
-
 impl Registry {
     fn audiences_for(&self, topic: &str, out: &mut Vec<AudienceKey>) {
         if let Some(keys) = self.exact.get(topic) {
@@ -147,18 +142,7 @@ impl Registry {
         let key = self.next_audience;
         self.next_audience += 1;
         for filter in filters {
-            if filter.is_wildcard() {
-                self.wild.entry(filter.clone()).or_default().insert(key);
-            } else {
-                let audiences = self.exact.entry(filter.as_str().to_owned()).or_default();
-                if audiences.is_empty() {
-                    *self
-                        .exact_first_levels
-                        .entry(first_level(filter.as_str()).to_owned())
-                        .or_default() += 1;
-                }
-                audiences.insert(key);
-            }
+            self.index(filter, key);
         }
         self.by_filters.insert(filters.clone(), key);
         self.audiences.insert(
@@ -176,38 +160,61 @@ impl Registry {
     /// forgets the audience.
     fn leave(&mut self, key: AudienceKey) -> Option<Mark> {
         let audience = self.audiences.get_mut(&key)?;
-        let end = audience.feed.cut();
+        let end = audience.feed.head();
         audience.members -= 1;
         if audience.members == 0 {
             if let Some(gone) = self.audiences.remove(&key) {
                 self.by_filters.remove(&gone.filters);
                 for filter in &gone.filters {
-                    let index = if filter.is_wildcard() {
-                        self.wild.get_mut(filter)
-                    } else {
-                        self.exact.get_mut(filter.as_str())
-                    };
-                    if index.is_some_and(|keys| {
-                        keys.remove(&key);
-                        keys.is_empty()
-                    }) {
-                        if filter.is_wildcard() {
-                            self.wild.remove(filter);
-                        } else {
-                            self.exact.remove(filter.as_str());
-                            let level = first_level(filter.as_str());
-                            if let Some(n) = self.exact_first_levels.get_mut(level) {
-                                *n -= 1;
-                                if *n == 0 {
-                                    self.exact_first_levels.remove(level);
-                                }
-                            }
-                        }
-                    }
+                    self.unindex(filter, key);
                 }
             }
         }
         Some(end)
+    }
+
+    /// Adds audience `key` under `filter` in the index.
+    fn index(&mut self, filter: &Filter, key: AudienceKey) {
+        if filter.is_wildcard() {
+            self.wild.entry(filter.clone()).or_default().insert(key);
+            return;
+        }
+        let audiences = self.exact.entry(filter.as_str().to_owned()).or_default();
+        if audiences.is_empty() {
+            *self
+                .exact_first_levels
+                .entry(first_level(filter.as_str()).to_owned())
+                .or_default() += 1;
+        }
+        audiences.insert(key);
+    }
+
+    /// Removes audience `key` from under `filter` in the index.
+    fn unindex(&mut self, filter: &Filter, key: AudienceKey) {
+        if filter.is_wildcard() {
+            if let Some(keys) = self.wild.get_mut(filter) {
+                keys.remove(&key);
+                if keys.is_empty() {
+                    self.wild.remove(filter);
+                }
+            }
+            return;
+        }
+        let Some(keys) = self.exact.get_mut(filter.as_str()) else {
+            return;
+        };
+        keys.remove(&key);
+        if !keys.is_empty() {
+            return;
+        }
+        self.exact.remove(filter.as_str());
+        let level = first_level(filter.as_str());
+        if let Some(n) = self.exact_first_levels.get_mut(level) {
+            *n -= 1;
+            if *n == 0 {
+                self.exact_first_levels.remove(level);
+            }
+        }
     }
 
     /// Gives client `key` the filters `filters`, moving it to their audience.

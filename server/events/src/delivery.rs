@@ -235,7 +235,7 @@ mod tests {
     /// Moves `d` to `feed`'s audience, leaving `left` where it ends now.
     fn join(d: &mut Delivery, feed: &Arc<Feed>, left: Option<&Arc<Feed>>) {
         d.switch(Switch {
-            left_at: left.map(|f| f.cut()),
+            left_at: left.map(|f| f.head()),
             joined: Some(feed.reader()),
         });
     }
@@ -293,7 +293,7 @@ mod tests {
         feed.push(b"x2");
         assert!(d.queue_current(Bytes::from_static(b"V")));
         feed.push(b"x3");
-        let _ = feed.cut();
+        feed.seal();
         feed.push(b"x4");
         assert!(d.queue_current(Bytes::from_static(b"W")));
         feed.push(b"x5");

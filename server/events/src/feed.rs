@@ -210,16 +210,16 @@ impl Feed {
         self.wake.notify_waiters();
     }
 
-    /// The current end, made a piece boundary: what is pushed from now on lies after it.
-    /// A reader ended here reads everything pushed before and nothing after.
-    pub fn cut(&self) -> Mark {
-        let mut inner = self.inner.lock();
-        inner.seal();
-        inner.head()
+    /// The current end: what is pushed from now on lies after it. A reader ended here reads
+    /// everything pushed before and nothing after.
+    pub fn head(&self) -> Mark {
+        self.inner.lock().head()
     }
 
-    fn head(&self) -> Mark {
-        self.inner.lock().head()
+    /// Makes what is in the open part a piece (tests: a mark inside a sealed piece).
+    #[cfg(test)]
+    pub(crate) fn seal(&self) {
+        self.inner.lock().seal();
     }
 
     /// A reader from the current end on.
@@ -364,18 +364,21 @@ impl FeedReader {
             self.at = next;
             pieces.push(part);
         }
-        // The open part is copied under the lock (the publisher appends to it).
-        let mut open_part = None;
+        // The open part: copied under the lock (the publisher appends to it) when it is all
+        // this take gives; behind pieces it is sealed into one (no copy) and taken like them.
         if room > 0 && self.at.at >= inner.open_at && self.at.at < stop {
             let head = inner.head();
             let to = head.at.min(stop);
             let from = usize::try_from(self.at.at - inner.open_at).unwrap_or(usize::MAX);
             let upto = usize::try_from(to - inner.open_at).unwrap_or(usize::MAX);
-            if let Some(bytes) = inner.open.get(from..upto).filter(|b| !b.is_empty()) {
+            if from < upto && upto <= inner.open.len() {
                 if pieces.is_empty() {
-                    frame.extend_from_slice(bytes);
+                    frame.extend_from_slice(&inner.open[from..upto]);
                 } else {
-                    open_part = Some(Bytes::copy_from_slice(bytes));
+                    inner.seal();
+                    if let Some(piece) = inner.pieces.back() {
+                        pieces.push(piece.bytes.slice(from..upto));
+                    }
                 }
                 let next = reached(to, head);
                 taken.msgs += next.msgs - self.at.msgs;
@@ -399,8 +402,8 @@ impl FeedReader {
             inner.release_open();
         }
         drop(inner);
-        frame.reserve(pieces.iter().chain(open_part.iter()).map(Bytes::len).sum());
-        for part in pieces.iter().chain(open_part.iter()) {
+        frame.reserve(pieces.iter().map(Bytes::len).sum());
+        for part in &pieces {
             frame.extend_from_slice(part);
         }
         taken
@@ -523,7 +526,7 @@ mod tests {
                     Step::Cut(r) => {
                         let t = &mut readers[r];
                         if t.end.is_none() {
-                            t.reader.end_at(feed.cut());
+                            t.reader.end_at(feed.head());
                             t.end = Some(u32::try_from(lens.len()).expect("small"));
                         }
                     }

@@ -103,7 +103,7 @@ impl MqttMetrics {
 
     /// Counts `n` messages queued on `topic`.
     pub fn published(&self, topic: &str, n: u64) {
-        let first = topic.split('/').next().unwrap_or_default();
+        let first = crate::topic::first_level(topic);
         let class = CLASSES
             .iter()
             .find(|c| **c == first)

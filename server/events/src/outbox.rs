@@ -99,11 +99,6 @@ impl Inbox {
         self.outbox.queued.fetch_sub(len, Ordering::AcqRel);
     }
 
-    /// The queue's broker side.
-    pub fn outbox(&self) -> &Arc<Outbox> {
-        &self.outbox
-    }
-
     /// Answers still queued (counted as dropped when the connection closes).
     pub fn pending(&self) -> usize {
         self.rx.len()

@@ -73,6 +73,11 @@ impl Filter {
     }
 }
 
+/// A topic name's or filter's first level (`blocks`, `outputs`, `+`…).
+pub fn first_level(topic: &str) -> &str {
+    topic.split('/').next().unwrap_or_default()
+}
+
 /// [`Filter::matches`] over text (the filter assumed valid).
 pub fn matches(filter: &str, topic: &str) -> bool {
     if topic.starts_with('$') && (filter.starts_with('+') || filter.starts_with('#')) {

@@ -116,21 +116,20 @@ impl EnginePublisher {
 
     fn run(&self, rx: &Receiver<Event>) {
         let mut latest = 0;
-        while let Ok(event) = rx.recv() {
+        let mut next = rx.recv().ok();
+        while let Some(event) = next {
             self.handle(event, &mut latest);
-            // Then what queued meanwhile, pausing between batches while events keep coming:
-            // a thread blocked in `recv` is woken by each send, a system call on the submit
-            // path for every block stored.
-            loop {
-                while let Ok(event) = rx.try_recv() {
-                    self.handle(event, &mut latest);
-                }
-                thread::sleep(BATCH_PAUSE);
-                match rx.try_recv() {
-                    Ok(event) => self.handle(event, &mut latest),
-                    Err(_) => break,
-                }
-            }
+            // The next event: what queued meanwhile, else after a pause, else whenever it
+            // comes. A thread blocked in `recv` is woken by each send, a system call on the
+            // submit path for every block stored; while events keep coming it does not block.
+            next = rx
+                .try_recv()
+                .ok()
+                .or_else(|| {
+                    thread::sleep(BATCH_PAUSE);
+                    rx.try_recv().ok()
+                })
+                .or_else(|| rx.recv().ok());
         }
     }
 
