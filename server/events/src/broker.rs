@@ -122,6 +122,15 @@ impl Registry {
         }
     }
 
+    /// Whether a wildcard filter may match a topic whose first level is `first`: one starting
+    /// with `first`, `+` or `#`.
+    fn wild_may_match_under(&self, first: &str) -> bool {
+        self.wild.keys().any(|f| {
+            let level = first_level(f.as_str());
+            level == "+" || level == "#" || level == first
+        })
+    }
+
     fn has_subscribers(&self, topic: &str) -> bool {
         self.exact.contains_key(topic) || self.wild.keys().any(|f| matches(f.as_str(), topic))
     }
@@ -407,11 +416,16 @@ impl Broker {
     /// them; one lookup, whatever the number of exact filters.
     pub fn may_match_under(&self, first: &str) -> bool {
         let reg = self.registry.read();
-        reg.exact_first_levels.contains_key(first)
-            || reg.wild.keys().any(|f| {
-                let level = first_level(f.as_str());
-                level == "+" || level == "#" || level == first
-            })
+        reg.exact_first_levels.contains_key(first) || reg.wild_may_match_under(first)
+    }
+
+    /// [`Broker::may_match_under`] for the topics strictly below `first` (`blocks/…`, not
+    /// `blocks` itself): lets a publisher skip reading a block for its subtopics while only
+    /// `blocks` is watched.
+    pub fn may_match_below(&self, first: &str) -> bool {
+        let reg = self.registry.read();
+        let exact_under = reg.exact_first_levels.get(first).copied().unwrap_or(0);
+        exact_under > usize::from(reg.exact.contains_key(first)) || reg.wild_may_match_under(first)
     }
 
     /// Whether any client is connected (the cheapest check before any event work; never
@@ -668,6 +682,36 @@ mod tests {
         unsub(&b, a, &mut da, "outputs/0x01");
         assert!(!b.may_match_under("outputs"));
         assert!(b.may_match_under("blocks"));
+    }
+
+    #[test]
+    fn below_a_level_means_strictly_below_it() {
+        let b = broker(BrokerConfig::default());
+        let (a, mut da) = client(&b, "a");
+        sub(&b, a, &mut da, "blocks");
+        assert!(b.may_match_under("blocks"));
+        assert!(
+            !b.may_match_below("blocks"),
+            "`blocks` alone is not below itself"
+        );
+        for filter in [
+            "blocks/tagged-data/0x01",
+            "blocks/#",
+            "blocks/+",
+            "+/transaction",
+            "#",
+        ] {
+            let (c, mut dc) = client(&b, "c");
+            sub(&b, c, &mut dc, filter);
+            assert!(b.may_match_below("blocks"), "{filter}");
+            b.disconnect(c);
+            assert!(!b.may_match_below("blocks"), "{filter} gone");
+        }
+        // An exact filter below `blocks` held while `blocks` itself is not.
+        unsub(&b, a, &mut da, "blocks");
+        sub(&b, a, &mut da, "blocks/transaction");
+        assert!(b.may_match_below("blocks"));
+        assert!(!b.may_match_below("outputs"));
     }
 
     #[test]

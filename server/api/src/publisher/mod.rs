@@ -20,7 +20,7 @@ use std::{
 };
 
 use ledger_codec::{
-    stardust::{layout, Block, Output, Payload},
+    stardust::{layout, Block, Milestone, Output, Payload, TaggedData, Transaction},
     Codec,
 };
 use ledger_engine::{BlockId, ConfirmedMilestone, Engine, EventHook, OutputRead};
@@ -163,8 +163,12 @@ impl EnginePublisher {
         let bytes = held.as_slice();
         let b = &self.broker;
         b.publish_with(topics::BLOCKS, || Some(bytes));
+        // The block is decoded only for what needs it: a milestone, or the subtopics of a
+        // tagged-data or transaction block while some filter may match one of them.
         let kind = layout::payload_kind(bytes);
-        if matches!(kind, Some(5..=7)) {
+        let subtopics = matches!(kind, Some(TaggedData::KIND | Transaction::KIND))
+            && b.may_match_below(topics::BLOCKS);
+        if subtopics || kind == Some(Milestone::KIND) {
             if let Ok(block) = Block::decode(bytes) {
                 for topic in topics::block_subtopics(&block) {
                     b.publish_with(&topic, || Some(bytes));
