@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use crate::{
     fifo::Fifo,
     registry::{Outgoing, PeerGossip, PeerRegistry},
-    requester::{warp_window, Requester, Want, WarpSpan},
+    requester::{warp_window, window_end, Requester, Want, WarpSpan},
 };
 
 /// Milestones warp sync asks for ahead of the confirmed index (Hornet's
@@ -90,8 +90,8 @@ pub struct Gossip {
     pub broadcast_dropped: AtomicU64,
     /// Blocks ignored while unsynced (neither requested nor milestones).
     pub ignored_unsynced: AtomicU64,
-    // The highest milestone index whose cone is fetched on arrival of its blocks (confirmed
-    // index + warp span, set by the sync loop): parents of blocks in cones beyond it are not
+    // The highest milestone index whose cone is fetched on arrival of its blocks (warp sync's
+    // `window_end`, set by the sync loop): parents of blocks in cones beyond it are not
     // asked for; the cone walk asks for them once the milestone is among the next ones.
     cone_limit: AtomicU32,
     // How far ahead warp sync works (see `WarpSpan`).
@@ -437,7 +437,7 @@ impl Gossip {
                     .next(state.confirmed, engine.unreferenced_blocks());
                 gossip
                     .cone_limit
-                    .store(state.confirmed.saturating_add(span), Ordering::Relaxed);
+                    .store(window_end(state.confirmed, span), Ordering::Relaxed);
                 for index in warp_window(state.confirmed, target, span, |i| {
                     engine.milestone_block_id(i).is_some()
                 }) {

@@ -203,8 +203,14 @@ impl WarpSpan {
     }
 }
 
-/// The milestone indexes warp sync asks for: those in (confirmed, min(confirmed + window,
-/// target)] that `known` does not have.
+/// The last milestone index of warp sync's window: `window` milestones after `confirmed`. Cones
+/// of milestones up to it are fetched as their blocks arrive; those beyond wait for the window.
+pub fn window_end(confirmed: u32, window: u32) -> u32 {
+    confirmed.saturating_add(window)
+}
+
+/// The milestone indexes warp sync asks for: those in (confirmed, min([`window_end`], target)]
+/// that `known` does not have.
 pub fn warp_window(
     confirmed: u32,
     target: u32,
@@ -214,7 +220,7 @@ pub fn warp_window(
     let Some(first) = confirmed.checked_add(1) else {
         return Vec::new();
     };
-    let end = target.min(confirmed.saturating_add(window));
+    let end = target.min(window_end(confirmed, window));
     (first..=end).filter(|i| !known(*i)).collect()
 }
 
@@ -315,7 +321,7 @@ mod tests {
         let mut last = 0;
         let mut w = WarpSpan::new(150, 3, 100);
         for (confirmed, unreferenced) in [(1, 0), (2, 0), (3, 0), (4, 500), (4, 0), (9, 200)] {
-            let end = confirmed + w.next(confirmed, unreferenced);
+            let end = window_end(confirmed, w.next(confirmed, unreferenced));
             assert!(end >= last, "{end} < {last}");
             last = end;
         }
