@@ -47,34 +47,26 @@ def compile_time_and_runtime_crates():
 
     # Everything the workspace's code links at run time: normal and dev edges, never into a
     # proc macro, never through a build dependency.
-    runtime, stack = set(), list(meta["workspace_members"])
-    while stack:
-        pid = stack.pop()
-        if pid in runtime:
-            continue
-        runtime.add(pid)
-        for dep in nodes[pid]["deps"]:
-            kinds = [k["kind"] for k in dep["dep_kinds"]]
-            if any(k in (None, "dev") for k in kinds) and not is_proc_macro(dep["pkg"]):
-                stack.append(dep["pkg"])
-    names = lambda ids: sorted({packages[p]["name"] for p in ids})
-    return names(p for p in nodes if p not in runtime), names(runtime), names(linked_by_codec(meta, nodes, packages))
-
-
-def linked_by_codec(meta, nodes, packages):
-    """The packages the codec's library links: its normal dependencies, transitively."""
+    runtime = reachable(nodes, meta["workspace_members"], lambda dep: any(
+        k["kind"] in (None, "dev") for k in dep["dep_kinds"]) and not is_proc_macro(dep["pkg"]))
+    # What the codec's library links: its normal dependencies, transitively.
     codec = next(p for p in meta["workspace_members"] if packages[p]["name"] == "ledger-codec")
-    linked, stack = set(), [codec]
+    codec_links = reachable(nodes, [codec], lambda dep: any(
+        k["kind"] is None for k in dep["dep_kinds"])) - {codec}
+    names = lambda ids: sorted({packages[p]["name"] for p in ids})
+    return names(p for p in nodes if p not in runtime), names(runtime), names(codec_links)
+
+
+def reachable(nodes, starts, follow):
+    """The packages reachable from `starts` along the resolve graph's edges that `follow` takes."""
+    seen, stack = set(), list(starts)
     while stack:
         pid = stack.pop()
-        if pid in linked:
+        if pid in seen:
             continue
-        linked.add(pid)
-        for dep in nodes[pid]["deps"]:
-            if any(k["kind"] is None for k in dep["dep_kinds"]):
-                stack.append(dep["pkg"])
-    linked.discard(codec)
-    return linked
+        seen.add(pid)
+        stack.extend(dep["pkg"] for dep in nodes[pid]["deps"] if follow(dep))
+    return seen
 
 
 def listed_in_cargo_toml(start, end=None):
