@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from typing import List, Optional, Tuple
 
@@ -21,6 +22,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 30) -> Tuple[int, bytes]:
+    """One request (a body is sent as JSON): the status and body, an error status included;
+    a connection that fails raises OSError."""
+    req = urllib.request.Request(url, data=body, method=method)
+    if body is not None:
+        req.add_header("content-type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
 
 
 def get(port: int, path: str, token: str = "") -> bytes:

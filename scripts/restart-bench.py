@@ -31,20 +31,16 @@ import tempfile
 import time
 import urllib.request
 
+import nodeproc
 from nodeproc import free_port
 
 TAGGED = json.dumps({"protocolVersion": 2, "payload": {"type": 5, "tag": "0x01", "data": "0x"}}).encode()
 
 
 def http(method: str, url: str, body: bytes | None = None, timeout: float = 5):
-    req = urllib.request.Request(url, data=body, method=method)
-    if body is not None:
-        req.add_header("content-type", "application/json")
+    """`nodeproc.http`, with a connection that fails (a node still starting) as status 0."""
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+        return nodeproc.http(method, url, body, timeout)
     except OSError:
         return 0, b""
 

@@ -50,37 +50,19 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from typing import Dict, List, Optional, Tuple
+
+from nodeproc import free_port, http
 
 # (scenario, connections) of the bench-api load generators of `--load mixed`.
 MIXED_LOAD = [("submit-json", 4), ("submit-binary", 4), ("get-output", 2), ("richest", 1)]
 BENCH_API_MAX_SECS = 600
 WARM_UP_S = 60
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http(method: str, url: str, body: Optional[bytes] = None, timeout: float = 30) -> Tuple[int, bytes]:
-    req = urllib.request.Request(url, data=body, method=method)
-    if body is not None:
-        req.add_header("content-type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
 
 
 class Node:

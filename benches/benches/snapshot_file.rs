@@ -18,7 +18,7 @@
 use std::{borrow::Cow, time::Instant};
 
 use ledger_codec::{
-    stardust::{Ed25519Signature, Milestone, ProtocolParameters, RentStructure},
+    stardust::{Ed25519Signature, Milestone, ProtocolParameters},
     types::{Bytes, Fixed},
     Codec,
 };
@@ -31,17 +31,11 @@ const SUPPLY: u64 = 4_600_000_000_000_000;
 
 fn params() -> ProtocolParameters {
     ProtocolParameters {
-        version: 2,
         network_name: "bench".into(),
         bech32_hrp: "smr".into(),
         min_pow_score: 0,
-        below_max_depth: 15,
-        rent_structure: RentStructure {
-            v_byte_cost: 100,
-            v_byte_factor_data: 1,
-            v_byte_factor_key: 10,
-        },
         token_supply: SUPPLY,
+        ..ledger_test_support::ledger::testnet_params()
     }
 }
 

@@ -31,6 +31,7 @@ pub mod mqtt_client;
 pub mod probe;
 pub mod swarm;
 pub mod swarm_report;
+pub mod tool_args;
 
 use std::{
     collections::BTreeMap,

@@ -6,7 +6,7 @@
 use std::{process::ExitCode, time::Duration};
 
 use clap::Parser;
-use ledger_load::{run_at_rate, Scenario};
+use ledger_load::{run_at_rate, tool_args::ToolArgs, Scenario};
 
 /// Load a running node's REST API (loopback only) with many keep-alive connections and report
 /// throughput, latency percentiles and status codes.
@@ -34,29 +34,13 @@ struct LoadArgs {
     /// The load to generate.
     #[arg(long, value_enum)]
     scenario: Scenario,
-    /// Threads of the load tool's runtime [default: all cores].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-    threads: Option<u16>,
-    /// Token for protected routes, sent as `Authorization: Bearer TOKEN`.
-    #[arg(
-        long,
-        env = "LEDGER_NODE_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    token: Option<String>,
-    /// Print the report as JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    tool: ToolArgs,
 }
 
 fn main() -> ExitCode {
     let args = LoadArgs::parse();
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = args.threads {
-        builder.worker_threads(usize::from(n));
-    }
-    let runtime = match builder.enable_all().build() {
+    let runtime = match args.tool.runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ledger-load: cannot start the runtime: {e}");
@@ -70,10 +54,10 @@ fn main() -> ExitCode {
         args.requests,
         args.rate,
         args.scenario,
-        args.token,
+        args.tool.token,
     ));
     match report {
-        Ok(report) if args.json => match serde_json::to_string_pretty(&report) {
+        Ok(report) if args.tool.json => match serde_json::to_string_pretty(&report) {
             Ok(text) => {
                 println!("{text}");
                 ExitCode::SUCCESS

@@ -4,31 +4,17 @@
 //! The node's codec (`ledger_events::packet`) decodes what a *client* sends and encodes what
 //! the *broker* answers; it has no CONNECT or SUBSCRIBE builder and drops a PUBLISH's
 //! payload unread, so the few client-side builders live here. Framing (the fixed header and
-//! its remaining length, §2.2) is the node's [`ledger_events::packet::fixed_header`].
+//! its remaining length, §2.2) is the node's: [`ledger_events::packet::fixed_header`] and
+//! [`ledger_events::packet::put_remaining_length`].
 
 use std::ops::Range;
 
 use bytes::{Buf, Bytes, BytesMut};
-use ledger_events::packet::{fixed_header, PacketError};
+use ledger_events::packet::{fixed_header, put_remaining_length, PacketError};
 
 /// Largest packet from the broker a client accepts: a block is at most 32 KiB
 /// (docs/events.md §3.1), an output's JSON below 64 KiB (§5.2).
 pub const MAX_INCOMING: usize = 1 << 20;
-
-/// Appends MQTT's variable-length remaining length (§2.2.3).
-fn put_remaining_length(out: &mut Vec<u8>, mut len: usize) {
-    loop {
-        let mut b = (len % 128) as u8;
-        len /= 128;
-        if len > 0 {
-            b |= 0x80;
-        }
-        out.push(b);
-        if len == 0 {
-            break;
-        }
-    }
-}
 
 /// A UTF-8 string with its u16 length prefix (§1.5.3), or `None` above 65 535 bytes.
 fn put_string(out: &mut Vec<u8>, s: &str) -> Option<()> {

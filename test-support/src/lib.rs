@@ -15,7 +15,9 @@ use serde_json::Value;
 pub mod blocks;
 pub mod keys;
 pub mod ledger;
+pub mod mqtt;
 pub mod nova_negative;
+pub mod process;
 
 /// The repository's vendored test vectors (`vectors/` at the repository root), byte-identical to
 /// the public set.

@@ -3,7 +3,7 @@
 //! lookup, see [`IdxState`]), and lookups in the mapped file (layout in `idx_format.rs` and
 //! `engine/FORMAT.md`).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -186,25 +186,14 @@ impl SealedIndex {
     ) -> Result<Self, LogError> {
         let path = dir.join(Self::file_name(seg.number));
         let tmp = dir.join(format!("{}.tmp", Self::file_name(seg.number)));
-        let count = u32::try_from(offsets.len()).map_err(|_| LogError::Full("records"))?;
-        let keys = sorted_keys(seg, offsets)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| LogError::io("create", &tmp, e))?;
-        let header = write_sections(BufWriter::with_capacity(1 << 16, &file), offsets, &keys)
-            .map(|(offsets_crc, keys_crc)| Header {
-                segment: seg.number,
-                count,
-                seal_offset,
-                segment_size: size,
-                offsets_crc,
-                keys_crc,
-            })
-            .map_err(|e| LogError::io("write", &tmp, e))?;
+        let file = segment::create_tmp(&tmp)?;
+        let header = write_index(
+            BufWriter::with_capacity(1 << 16, &file),
+            seg,
+            offsets,
+            (seal_offset, size),
+        )
+        .map_err(|e| e.at("write", &tmp))?;
         file.write_all_at(&layout::encode_header(&header), 0)
             .map_err(|e| LogError::io("write", &tmp, e))?;
         file.sync_all()
@@ -226,19 +215,9 @@ impl SealedIndex {
         seal_offset: u32,
         size: u32,
     ) -> Result<Self, LogError> {
-        let count = u32::try_from(offsets.len()).map_err(|_| LogError::Full("records"))?;
-        let keys = sorted_keys(seg, offsets)?;
         let mut bytes = Vec::new();
-        let (offsets_crc, keys_crc) = write_sections(&mut bytes, offsets, &keys)
-            .map_err(|e| LogError::io("build index of", &seg.path, e))?;
-        let header = Header {
-            segment: seg.number,
-            count,
-            seal_offset,
-            segment_size: size,
-            offsets_crc,
-            keys_crc,
-        };
+        let header = write_index(&mut bytes, seg, offsets, (seal_offset, size))
+            .map_err(|e| e.at("build index of", &seg.path))?;
         if let Some(slot) = bytes.get_mut(..HEADER_LEN) {
             slot.copy_from_slice(&layout::encode_header(&header));
         }
@@ -312,6 +291,46 @@ impl SealedIndex {
 }
 
 /// The section B entries of the records of `seg` at `offsets`: (key, ordinal), sorted.
+/// Why [`write_index`] failed: the log's own error, or a write to the index's destination
+/// (named by the caller).
+enum IndexWriteError {
+    Log(LogError),
+    Write(std::io::Error),
+}
+
+impl IndexWriteError {
+    fn at(self, verb: &'static str, path: &Path) -> LogError {
+        match self {
+            Self::Log(e) => e,
+            Self::Write(e) => LogError::io(verb, path, e),
+        }
+    }
+}
+
+/// Writes the index sections of `seg`'s records at `offsets` to `out` (the header's place
+/// left for the caller) and returns the header that describes them; `seal` is the segment's
+/// seal offset and size.
+fn write_index(
+    out: impl Write,
+    seg: &Segment,
+    offsets: &[u32],
+    (seal_offset, segment_size): (u32, u32),
+) -> Result<Header, IndexWriteError> {
+    let count = u32::try_from(offsets.len())
+        .map_err(|_| IndexWriteError::Log(LogError::Full("records")))?;
+    let keys = sorted_keys(seg, offsets).map_err(IndexWriteError::Log)?;
+    let (offsets_crc, keys_crc) =
+        write_sections(out, offsets, &keys).map_err(IndexWriteError::Write)?;
+    Ok(Header {
+        segment: seg.number,
+        count,
+        seal_offset,
+        segment_size,
+        offsets_crc,
+        keys_crc,
+    })
+}
+
 fn sorted_keys(seg: &Segment, offsets: &[u32]) -> Result<Vec<(u64, u32)>, LogError> {
     let mut keys = Vec::with_capacity(offsets.len());
     for (ordinal, &offset) in (0u32..).zip(offsets) {

@@ -100,13 +100,7 @@ impl Segment {
     pub(crate) fn create(dir: &Path, number: u32, size: u32) -> Result<Self, LogError> {
         let path = dir.join(Self::file_name(number));
         let tmp = dir.join(format!("{}.tmp", Self::file_name(number)));
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| LogError::io("create", &tmp, e))?;
+        let mut file = create_tmp(&tmp)?;
         file.write_all(&format::encode_header(number, size))
             .map_err(|e| LogError::io("write", &tmp, e))?;
         file.set_len(u64::from(size))
@@ -229,6 +223,18 @@ pub(crate) fn parse_numbered(name: &str, suffix: &str) -> Option<u32> {
         return None;
     }
     digits.parse().ok()
+}
+
+/// Creates (or truncates) the temporary file `tmp`, open for reading and writing, that a
+/// new file is written to before it is renamed into place.
+pub(crate) fn create_tmp(tmp: &Path) -> Result<File, LogError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(tmp)
+        .map_err(|e| LogError::io("create", tmp, e))
 }
 
 /// Maps a segment or index file of the log read-only, whole.

@@ -75,6 +75,19 @@ pub enum SnapshotCreateError {
     Failed(String),
 }
 
+/// Whether `target` lies in the window `[min, max]`, or the error that states the window.
+pub(super) fn check_target(target: u32, min: u32, max: u32) -> Result<(), SnapshotCreateError> {
+    if min > max {
+        Err(SnapshotCreateError::NotEnoughHistory { min, max })
+    } else if target > max {
+        Err(SnapshotCreateError::TooNew { target, min, max })
+    } else if target < min {
+        Err(SnapshotCreateError::TooOld { target, min, max })
+    } else {
+        Ok(())
+    }
+}
+
 /// Automatic snapshots (docs/snapshots-pruning.md §2.1-2.2) and where files go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotConfig {
@@ -163,15 +176,7 @@ impl Engine {
             return Err(SnapshotCreateError::Busy);
         };
         let (min, max) = self.snapshot_window();
-        if min > max {
-            return Err(SnapshotCreateError::NotEnoughHistory { min, max });
-        }
-        if target > max {
-            return Err(SnapshotCreateError::TooNew { target, min, max });
-        }
-        if target < min {
-            return Err(SnapshotCreateError::TooOld { target, min, max });
-        }
+        check_target(target, min, max)?;
         let started = Instant::now();
         let content = self.full_content(target)?;
         let (outputs, diffs, seps) = (

@@ -177,15 +177,7 @@ impl Engine {
         })?;
         let (min, max) = self.snapshot_window();
         let min = min.max(full.target_milestone_index.saturating_add(1));
-        if min > max {
-            return Err(SnapshotCreateError::NotEnoughHistory { min, max });
-        }
-        if target > max {
-            return Err(SnapshotCreateError::TooNew { target, min, max });
-        }
-        if target < min {
-            return Err(SnapshotCreateError::TooOld { target, min, max });
-        }
+        super::snapshot::check_target(target, min, max)?;
         let path = self.snapshots.delta_path();
         self.write_delta(&full, &path, target)?;
         Ok(SnapshotWritten {

@@ -49,6 +49,34 @@ pub fn fuzz_snapshot_file(data: &[u8]) {
     assert_eq!(hash.ledger_token_supply, loaded.token_supply);
 }
 
+/// Calls `next` until it gives `None`, handing each item to `put`; false when `next` fails.
+fn each<T, E>(mut next: impl FnMut() -> Result<Option<T>, E>, mut put: impl FnMut(T)) -> bool {
+    loop {
+        match next() {
+            Ok(Some(item)) => put(item),
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The bytes of a diff that was read (one that does not encode again is a bug).
+fn diff_bytes<E: std::fmt::Display>(encoded: Result<Vec<u8>, E>) -> Vec<u8> {
+    encoded.unwrap_or_else(|e| panic!("a diff that was read does not encode: {e}"))
+}
+
+/// `whole` (the file was read to its end), after checking that what was read then
+/// re-encodes to the file's bytes `data`.
+fn reencoded(whole: bool, out: &[u8], data: &[u8], kind: &str) -> bool {
+    if whole {
+        assert_eq!(
+            out, data,
+            "a {kind} file read whole re-encodes to other bytes"
+        );
+    }
+    whole
+}
+
 /// Reads a full file whole; if it reads, checks that its records re-encode to its bytes.
 fn full_reencodes(data: &[u8]) -> bool {
     let Ok(mut r) = FullReader::new(data) else {
@@ -57,38 +85,11 @@ fn full_reencodes(data: &[u8]) -> bool {
     let Ok(mut out) = r.header().to_bytes() else {
         return false;
     };
-    loop {
-        match r.next_output() {
-            Ok(Some(o)) => o.encode(&mut out),
-            Ok(None) => break,
-            Err(_) => return false,
-        }
-    }
-    loop {
-        match r.next_diff() {
-            Ok(Some(d)) => match d.to_bytes() {
-                Ok(b) => out.extend_from_slice(&b),
-                Err(e) => panic!("a diff that was read does not encode: {e}"),
-            },
-            Ok(None) => break,
-            Err(_) => return false,
-        }
-    }
-    loop {
-        match r.next_sep() {
-            Ok(Some(s)) => out.extend_from_slice(&s),
-            Ok(None) => break,
-            Err(_) => return false,
-        }
-    }
-    if r.finish().is_err() {
-        return false;
-    }
-    assert_eq!(
-        out, data,
-        "a full file read whole re-encodes to other bytes"
-    );
-    true
+    let whole = each(|| r.next_output(), |o| o.encode(&mut out))
+        && each(|| r.next_diff(), |d| out.extend(diff_bytes(d.to_bytes())))
+        && each(|| r.next_sep(), |s| out.extend_from_slice(&s))
+        && r.finish().is_ok();
+    reencoded(whole, &out, data, "full")
 }
 
 /// As [`full_reencodes`], for a delta file.
@@ -97,29 +98,8 @@ fn delta_reencodes(data: &[u8]) -> bool {
         return false;
     };
     let mut out = r.header().to_bytes();
-    loop {
-        match r.next_diff() {
-            Ok(Some(d)) => match d.to_bytes() {
-                Ok(b) => out.extend_from_slice(&b),
-                Err(e) => panic!("a diff that was read does not encode: {e}"),
-            },
-            Ok(None) => break,
-            Err(_) => return false,
-        }
-    }
-    loop {
-        match r.next_sep() {
-            Ok(Some(s)) => out.extend_from_slice(&s),
-            Ok(None) => break,
-            Err(_) => return false,
-        }
-    }
-    if r.finish().is_err() {
-        return false;
-    }
-    assert_eq!(
-        out, data,
-        "a delta file read whole re-encodes to other bytes"
-    );
-    true
+    let whole = each(|| r.next_diff(), |d| out.extend(diff_bytes(d.to_bytes())))
+        && each(|| r.next_sep(), |s| out.extend_from_slice(&s))
+        && r.finish().is_ok();
+    reencoded(whole, &out, data, "delta")
 }

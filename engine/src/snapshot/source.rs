@@ -43,26 +43,10 @@ impl<R: Read> Source<R> {
         }
     }
 
-    /// Fills `buf` completely; a file that ends first is a format error naming `what`.
-    pub(crate) fn fill(&mut self, buf: &mut [u8], what: &str) -> Result<(), SnapshotError> {
-        let start = self.pos;
-        let mut done = 0;
-        while done < buf.len() {
-            match self.inner.read(&mut buf[done..]) {
-                Ok(0) => {
-                    return Err(self.error_at(
-                        start,
-                        format!(
-                            "file ends inside {what}: {} of {} bytes present",
-                            done,
-                            buf.len()
-                        ),
-                    ))
-                }
-                Ok(n) => {
-                    done += n;
-                    self.pos += n as u64;
-                }
+    /// One read into `buf` (retried when interrupted): the bytes read, 0 at the end.
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize, SnapshotError> {
+        loop {
+            match self.inner.read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(source) => {
                     return Err(SnapshotError::Io {
@@ -72,7 +56,29 @@ impl<R: Read> Source<R> {
                         source,
                     })
                 }
+                Ok(n) => return Ok(n),
             }
+        }
+    }
+
+    /// Fills `buf` completely; a file that ends first is a format error naming `what`.
+    pub(crate) fn fill(&mut self, buf: &mut [u8], what: &str) -> Result<(), SnapshotError> {
+        let start = self.pos;
+        let mut done = 0;
+        while done < buf.len() {
+            let n = self.read_some(&mut buf[done..])?;
+            if n == 0 {
+                return Err(self.error_at(
+                    start,
+                    format!(
+                        "file ends inside {what}: {} of {} bytes present",
+                        done,
+                        buf.len()
+                    ),
+                ));
+            }
+            done += n;
+            self.pos += n as u64;
         }
         Ok(())
     }
@@ -124,25 +130,12 @@ impl<R: Read> Source<R> {
     /// Succeeds only at the end of the input.
     pub(crate) fn expect_end(&mut self) -> Result<(), SnapshotError> {
         let mut probe = [0u8; 1];
-        loop {
-            match self.inner.read(&mut probe) {
-                Ok(0) => return Ok(()),
-                Ok(_) => {
-                    return Err(self.error_at(
-                        self.pos,
-                        "bytes after the last solid entry point (the file must end there)",
-                    ))
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => {
-                    return Err(SnapshotError::Io {
-                        file: self.file,
-                        section: self.section,
-                        offset: self.pos,
-                        source,
-                    })
-                }
-            }
+        match self.read_some(&mut probe)? {
+            0 => Ok(()),
+            _ => Err(self.error_at(
+                self.pos,
+                "bytes after the last solid entry point (the file must end there)",
+            )),
         }
     }
 }

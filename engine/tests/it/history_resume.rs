@@ -5,13 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ledger_codec::ed25519::SigningKey;
-use ledger_codec::stardust::{Block, Output, Payload};
-use ledger_codec::Codec;
 use ledger_engine::{BlockStatus, Engine, MilestoneInfo, Opened, UtxoChanges};
 use ledger_test_support::blocks;
 
-use crate::dev_net::{self, basic, key, SUPPLY};
+use crate::dev_net::{self, KeyChain};
 
 const MILESTONES: u32 = 40;
 
@@ -89,34 +86,14 @@ fn build(engine: &Engine) -> History {
         txs: Vec::new(),
         milestone_ids: Vec::new(),
     };
-    let mut holder = key();
-    let mut input = ([0u8; 34], basic(SUPPLY, key().address()));
+    let mut chain = KeyChain::new();
     for i in 1..=MILESTONES {
-        let data = blocks::tagged_block(engine.select_parents(), format!("m{i}").as_bytes());
-        h.blocks.push(engine.submit_v2(&data).unwrap().block_id);
-        let next = SigningKey::from_seed(&[u8::try_from(i).unwrap(); 32]);
-        let amount = input.1.amount();
-        let outputs: Vec<Output<'static>> = vec![
-            basic(100_000 * u64::from(i), holder.address()),
-            basic(amount - 100_000 * u64::from(i), next.address()),
-        ];
-        let tx = blocks::transaction(
-            engine.params().network_id(),
-            &holder,
-            &[input],
-            outputs.clone(),
-        );
-        let block = blocks::transaction_block(engine.select_parents(), tx);
-        let tx_id = match Block::decode(&block).unwrap().payload {
-            Some(Payload::Transaction(t)) => t.id().unwrap(),
-            _ => unreachable!(),
-        };
-        h.blocks.push(engine.submit_v2(&block).unwrap().block_id);
-        h.txs.push(tx_id);
-        h.outputs.push(blocks::output_id(tx_id, 0));
-        h.outputs.push(blocks::output_id(tx_id, 1));
-        input = (blocks::output_id(tx_id, 1), outputs[1].clone());
-        holder = next;
+        let step = chain.step(engine, i, 100_000 * u64::from(i));
+        h.blocks.push(step.tagged_block);
+        h.blocks.push(step.tx_block);
+        h.txs.push(step.tx_id);
+        h.outputs.push(blocks::output_id(step.tx_id, 0));
+        h.outputs.push(blocks::output_id(step.tx_id, 1));
         let m = engine.issue_milestone().unwrap();
         h.blocks.push(m.block_id);
         h.milestone_ids.push(m.milestone_id);

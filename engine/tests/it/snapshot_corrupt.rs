@@ -45,33 +45,26 @@ fn diff_fields(mut at: usize, diffs: &[MilestoneDiff], out: &mut Vec<Field>) {
             name: "payload length",
         });
         at += 8 + d.milestone_payload.len() + if d.treasury_input.is_some() { 40 } else { 0 };
-        out.push(Field {
-            at,
-            width: 4,
-            name: "created count",
-        });
-        at += 4;
-        for o in &d.created {
+        let created: Vec<u64> = d.created.iter().map(|o| o.record_len()).collect();
+        let consumed: Vec<u64> = d.consumed.iter().map(|s| s.record_len()).collect();
+        for (count, length, records) in [
+            ("created count", "created output length", created),
+            ("consumed count", "consumed output length", consumed),
+        ] {
             out.push(Field {
-                at: at + 74,
+                at,
                 width: 4,
-                name: "created output length",
+                name: count,
             });
-            at += o.record_len() as usize;
-        }
-        out.push(Field {
-            at,
-            width: 4,
-            name: "consumed count",
-        });
-        at += 4;
-        for s in &d.consumed {
-            out.push(Field {
-                at: at + 74,
-                width: 4,
-                name: "consumed output length",
-            });
-            at += s.record_len() as usize;
+            at += 4;
+            for len in records {
+                out.push(Field {
+                    at: at + 74,
+                    width: 4,
+                    name: length,
+                });
+                at += len as usize;
+            }
         }
         assert_eq!(at - start, d.record_len() as usize);
     }

@@ -7,14 +7,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ledger_codec::ed25519::SigningKey;
-use ledger_codec::stardust::{Block, Output, Payload};
-use ledger_codec::Codec;
 use ledger_engine::snapshot::{self, FullReader, SnapHash, SnapshotOutput};
 use ledger_engine::{Engine, Genesis, PruneTarget, SnapshotCreateError};
 use ledger_test_support::blocks;
 
-use crate::dev_net::{self, basic, key, SUPPLY};
+use crate::dev_net::{self, KeyChain};
 
 fn open(dir: &Path) -> Arc<Engine> {
     Engine::open(dev_net::config(dir, 1)).unwrap()
@@ -24,36 +21,23 @@ fn open(dir: &Path) -> Arc<Engine> {
 /// id booked (the genesis output first).
 fn build(engine: &Engine, milestones: u32) -> Vec<[u8; 34]> {
     let mut ids = vec![[0u8; 34]];
-    let mut holder = key();
-    let mut input = ([0u8; 34], basic(SUPPLY, key().address()));
+    let mut chain = KeyChain::new();
     for i in 1..=milestones {
-        let data = blocks::tagged_block(engine.select_parents(), format!("m{i}").as_bytes());
-        engine.submit_v2(&data).unwrap();
-        let next = SigningKey::from_seed(&[u8::try_from(i).unwrap(); 32]);
-        let amount = input.1.amount();
-        let outputs: Vec<Output<'static>> = vec![
-            basic(1_000_000 + u64::from(i), holder.address()),
-            basic(amount - 1_000_000 - u64::from(i), next.address()),
-        ];
-        let tx = blocks::transaction(
-            engine.params().network_id(),
-            &holder,
-            &[input],
-            outputs.clone(),
-        );
-        let block = blocks::transaction_block(engine.select_parents(), tx);
-        let tx_id = match Block::decode(&block).unwrap().payload {
-            Some(Payload::Transaction(t)) => t.id().unwrap(),
-            _ => unreachable!(),
-        };
-        engine.submit_v2(&block).unwrap();
+        let tx_id = chain.step(engine, i, 1_000_000 + u64::from(i)).tx_id;
         ids.push(blocks::output_id(tx_id, 0));
         ids.push(blocks::output_id(tx_id, 1));
-        input = (blocks::output_id(tx_id, 1), outputs[1].clone());
-        holder = next;
         engine.issue_milestone().unwrap();
     }
     ids
+}
+
+/// A loaded snapshot's unspent set by output id.
+fn unspent_of(loaded: &snapshot::LoadedSnapshot) -> BTreeMap<[u8; 34], SnapshotOutput> {
+    loaded
+        .unspent
+        .iter()
+        .map(|o| (o.output_id, o.clone()))
+        .collect()
 }
 
 /// The unspent set at milestone `at`, from the engine's rows (booked at or before `at`, not
@@ -112,11 +96,7 @@ fn a_full_snapshot_reads_back_as_the_ledger_at_its_target() {
         (loaded.treasury.milestone_id, loaded.treasury.amount),
         engine.genesis().treasury
     );
-    let got: BTreeMap<[u8; 34], SnapshotOutput> = loaded
-        .unspent
-        .iter()
-        .map(|o| (o.output_id, o.clone()))
-        .collect();
+    let got = unspent_of(&loaded);
     assert_eq!(got, unspent_at(&engine, &ids, 35));
     assert_eq!(
         got.len(),
@@ -230,12 +210,7 @@ fn automatic_snapshots_write_a_full_file_then_a_delta_that_chains_to_it() {
     assert_eq!(engine.snapshot_index(), 40);
     let loaded = snapshot::load(&full, Some(&delta), None).unwrap();
     assert_eq!(loaded.ledger_index, 40);
-    let got: BTreeMap<[u8; 34], SnapshotOutput> = loaded
-        .unspent
-        .iter()
-        .map(|o| (o.output_id, o.clone()))
-        .collect();
-    assert_eq!(got, unspent_at(&engine, &ids, 40));
+    assert_eq!(unspent_of(&loaded), unspent_at(&engine, &ids, 40));
     for _ in 0..10 {
         engine.issue_milestone().unwrap();
     }
@@ -256,12 +231,7 @@ fn automatic_snapshots_write_a_full_file_then_a_delta_that_chains_to_it() {
     assert_eq!(engine.create_delta_snapshot(45).unwrap().path, delta);
     let loaded = snapshot::load(&full, Some(&delta), None).unwrap();
     assert_eq!(loaded.ledger_index, 45);
-    let got: BTreeMap<[u8; 34], SnapshotOutput> = loaded
-        .unspent
-        .iter()
-        .map(|o| (o.output_id, o.clone()))
-        .collect();
-    assert_eq!(got, unspent_at(&engine, &ids, 45));
+    assert_eq!(unspent_of(&loaded), unspent_at(&engine, &ids, 45));
     engine.create_delta_snapshot(50).unwrap();
     engine.shutdown().unwrap();
     drop(engine);

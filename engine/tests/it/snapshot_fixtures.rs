@@ -46,30 +46,26 @@ struct FullCase {
     treasury: u64,
 }
 
+/// Hornet's genesis full file; the migration fixture differs in its treasury only.
+const GENESIS_FULL: FullCase = FullCase {
+    file: "full_snapshot.bin",
+    len: 304,
+    header_len: 148,
+    outputs: 1,
+    diffs: &[],
+    seps: 1,
+    target: 0,
+    ledger: 0,
+    hrp: "rms",
+    treasury: 0,
+};
+
 const FULL_CASES: [FullCase; 3] = [
-    FullCase {
-        file: "full_snapshot.bin",
-        len: 304,
-        header_len: 148,
-        outputs: 1,
-        diffs: &[],
-        seps: 1,
-        target: 0,
-        ledger: 0,
-        hrp: "rms",
-        treasury: 0,
-    },
+    GENESIS_FULL,
     FullCase {
         file: "migration_full_snapshot.bin",
-        len: 304,
-        header_len: 148,
-        outputs: 1,
-        diffs: &[],
-        seps: 1,
-        target: 0,
-        ledger: 0,
-        hrp: "rms",
         treasury: 10_000_000_000,
+        ..GENESIS_FULL
     },
     FullCase {
         file: "snapshot_full_snapshot.bin",

@@ -10,6 +10,7 @@ use clap::Parser;
 use ledger_load::{
     indexer_address,
     swarm::{connect_all, measure, plan_for, Role},
+    tool_args::ToolArgs,
 };
 
 /// Connect --subscribers MQTT clients to a node's event API (ws://HOST/api/mqtt/v1),
@@ -21,7 +22,8 @@ use ledger_load::{
 ///
 /// "mqtt-swarm: N subscribers connected; probing for D s" is written to stderr once every
 /// client is subscribed, when probing starts. A client that cannot connect or subscribe ends
-/// the run (exit 1) before any probe.
+/// the run (exit 1) before any probe. The probe runs on a thread of its own beside the
+/// subscribers' --threads.
 #[derive(Debug, Parser)]
 #[command(name = "mqtt-swarm", version)]
 struct SwarmArgs {
@@ -51,20 +53,8 @@ struct SwarmArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u16).range(2..))]
     keep_alive: u16,
-    /// Threads of the subscribers' runtime [default: all cores]; the probe has its own.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-    threads: Option<u16>,
-    /// Token for a protected block submission, sent as `Authorization: Bearer TOKEN`.
-    #[arg(
-        long,
-        env = "LEDGER_NODE_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    token: Option<String>,
-    /// Print the report as JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    tool: ToolArgs,
 }
 
 fn main() -> ExitCode {
@@ -76,11 +66,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = args.threads {
-        builder.worker_threads(usize::from(n));
-    }
-    let runtime = match builder.enable_all().build() {
+    let runtime = match args.tool.runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mqtt-swarm: cannot start the runtime: {e}");
@@ -91,7 +77,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: SwarmArgs) -> ExitCode {
-    let plan = match plan_for(&args.url, args.token).await {
+    let plan = match plan_for(&args.url, args.tool.token).await {
         Ok(p) => p,
         Err(e) => {
             eprintln!("mqtt-swarm: {e}");
@@ -130,7 +116,7 @@ async fn run(args: SwarmArgs) -> ExitCode {
         Duration::from_secs(args.drain),
     )
     .await;
-    if args.json {
+    if args.tool.json {
         match serde_json::to_string_pretty(&report) {
             Ok(text) => println!("{text}"),
             Err(e) => {

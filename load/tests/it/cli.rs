@@ -21,6 +21,7 @@ use ledger_codec::{
     stardust::{Block, Payload},
     Codec,
 };
+use ledger_test_support::process::Run as Out;
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ledger-load");
@@ -190,23 +191,13 @@ fn server(with_tips: bool) -> (SocketAddr, S) {
     (rx.recv().expect("server address"), seen)
 }
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn bench(args: &[&str]) -> Out {
-    let out = Command::new(BIN)
+    Command::new(BIN)
         .args(["--threads", "1"])
         .args(args)
         .output()
-        .expect("run ledger-load");
-    Out {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .expect("run ledger-load")
+        .into()
 }
 
 /// Runs `scenario` against the server at `addr` with the further `args`.
@@ -216,8 +207,7 @@ fn bench_against(addr: SocketAddr, scenario: &str, args: &[&str]) -> Out {
 }
 
 fn report(out: &Out) -> Value {
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
+    out.json("ledger-load")
 }
 
 #[test]
@@ -356,6 +346,24 @@ fn submit_binary_without_tips_fails_with_exit_1() {
     );
 }
 
+/// The JSON report of a `get-output` run on 4 connections at `rate` requests a second, ended
+/// by `bound` (`--duration SECS` or `--requests N`).
+fn paced_get_output(addr: SocketAddr, rate: &str, bound: [&str; 2]) -> Value {
+    report(&bench_against(
+        addr,
+        "get-output",
+        &[
+            "--connections",
+            "4",
+            "--rate",
+            rate,
+            bound[0],
+            bound[1],
+            "--json",
+        ],
+    ))
+}
+
 #[test]
 fn rate_paces_the_run_and_never_exceeds_it() {
     const RATE: u64 = 400;
@@ -363,19 +371,7 @@ fn rate_paces_the_run_and_never_exceeds_it() {
     let (addr, seen) = server(true);
     let rate = RATE.to_string();
     let secs = SECS.to_string();
-    let r = report(&bench_against(
-        addr,
-        "get-output",
-        &[
-            "--connections",
-            "4",
-            "--rate",
-            &rate,
-            "--duration",
-            &secs,
-            "--json",
-        ],
-    ));
+    let r = paced_get_output(addr, &rate, ["--duration", &secs]);
     let slots = RATE * SECS;
     let served = seen.good.load(Ordering::Relaxed);
     assert_eq!(seen.bad.load(Ordering::Relaxed), 0, "{r}");
@@ -414,19 +410,7 @@ fn rate_paces_the_run_and_never_exceeds_it() {
 
     // Bounded by count, the rate holds too: 200 requests at 400/s take half a second.
     let (addr, seen) = server(true);
-    let r = report(&bench_against(
-        addr,
-        "get-output",
-        &[
-            "--connections",
-            "4",
-            "--rate",
-            &rate,
-            "--requests",
-            "200",
-            "--json",
-        ],
-    ));
+    let r = paced_get_output(addr, &rate, ["--requests", "200"]);
     assert_eq!(r["requests"], 200, "{r}");
     assert_eq!(seen.good.load(Ordering::Relaxed), 200);
     assert!(r["seconds"].as_f64().is_some_and(|s| s >= 0.49), "{r}");

@@ -40,10 +40,7 @@ fn non_loopback_urls_and_more_blocks_subscribers_than_subscribers_are_refused_wi
 #[test]
 fn a_node_that_is_not_there_ends_the_run_with_exit_1_before_probing() {
     // A loopback port nobody listens on any more.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
+    let port = ledger_test_support::process::free_port();
     let url = format!("http://127.0.0.1:{port}");
     let (code, stdout, stderr) = swarm(&[
         "--url",

@@ -395,8 +395,9 @@ fn u16_bytes(v: u16) -> [u8; 2] {
     v.to_be_bytes()
 }
 
-/// Appends the remaining length `len` (at most [`MAX_REMAINING_LENGTH`]).
-fn put_remaining_length(out: &mut BytesMut, mut len: usize) {
+/// Appends the remaining length `len` (at most [`MAX_REMAINING_LENGTH`]) in MQTT's
+/// variable-length encoding (§2.2.3).
+pub fn put_remaining_length(out: &mut impl BufMut, mut len: usize) {
     loop {
         let mut b = (len % 128) as u8;
         len /= 128;

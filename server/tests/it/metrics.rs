@@ -170,10 +170,7 @@ fn node_pow_is_counted() {
 #[test]
 fn no_metrics_opens_no_listener() {
     // Find a free port, then ask the node to use it while metrics are off.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
+    let port = ledger_test_support::process::free_port();
     let bind = format!("127.0.0.1:{port}");
     let node = TestNode::start_with(&["--metrics-bind", &bind, "--no-metrics"], &[]);
     assert_eq!(node.metrics_addr, None, "a metrics address was printed");

@@ -1,7 +1,7 @@
-//! A minimal MQTT 3.1.1 client over a WebSocket (tungstenite), written from the OASIS spec
-//! independently of the node's own codec, for the event API's tests.
+//! A minimal MQTT 3.1.1 client over a WebSocket (tungstenite) for the event API's tests; its
+//! packets come from `ledger_test_support::mqtt`, written independently of the node's codec.
 
-#![allow(
+#![expect(
     clippy::big_endian_bytes,
     reason = "MQTT integers are big-endian (§1.5.2)"
 )]
@@ -54,56 +54,17 @@ pub struct Client {
     pub protocol: Option<String>,
 }
 
-/// Appends MQTT's variable-length remaining length.
-fn remaining(out: &mut Vec<u8>, mut len: usize) {
-    loop {
-        let mut b = (len % 128) as u8;
-        len /= 128;
-        if len > 0 {
-            b |= 0x80;
-        }
-        out.push(b);
-        if len == 0 {
-            break;
-        }
-    }
-}
-
-/// A packet with fixed-header byte `first` and `body`.
-pub fn packet(first: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![first];
-    remaining(&mut out, body.len());
-    out.extend_from_slice(body);
-    out
-}
-
-fn string(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend_from_slice(&(s.len() as u16).to_be_bytes());
-    out.extend_from_slice(s);
-}
+pub use ledger_test_support::mqtt::packet;
 
 /// CONNECT with protocol `name`/`level`, clean session, keep-alive 60 s.
 pub fn connect_packet(name: &str, level: u8, client_id: &str) -> Vec<u8> {
-    let mut body = Vec::new();
-    string(&mut body, name.as_bytes());
-    body.push(level);
-    body.push(0x02);
-    body.extend_from_slice(&60u16.to_be_bytes());
-    if level == 5 {
-        body.push(0); // MQTT 5 properties
-    }
-    string(&mut body, client_id.as_bytes());
-    packet(0x10, &body)
+    ledger_test_support::mqtt::connect(name, level, client_id)
 }
 
 /// SUBSCRIBE `filters` at QoS 1 (as the SDK does).
 pub fn subscribe_packet(packet_id: u16, filters: &[&str]) -> Vec<u8> {
-    let mut body = packet_id.to_be_bytes().to_vec();
-    for f in filters {
-        string(&mut body, f.as_bytes());
-        body.push(1);
-    }
-    packet(0x82, &body)
+    let filters: Vec<(&str, u8)> = filters.iter().map(|f| (*f, 1)).collect();
+    ledger_test_support::mqtt::subscribe(packet_id, &filters)
 }
 
 impl Client {

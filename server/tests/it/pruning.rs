@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::TestNode;
 use p2p_support::{heartbeat, wait_until, NodeConfig, PeerNode, Role};
 use serde_json::{json, Value};
-use v2_support::{genesis_output_id, genesis_split, hex0x, tagged_data, BLOCKS};
+use v2_support::{genesis_output_id, post_genesis_split, tagged_data, BLOCKS};
 
 const INFO: &str = "/api/core/v2/info";
 const PRUNE: &str = "/api/core/v2/control/database/prune";
@@ -24,16 +24,6 @@ fn pruning_index(node: &TestNode) -> u64 {
     node.get(INFO).json()["status"]["pruningIndex"]
         .as_u64()
         .expect("pruningIndex")
-}
-
-fn issue_until(node: &TestNode, index: u64) {
-    let token = node.jwt();
-    loop {
-        let issued = node.issue_milestone_with(&token)["index"].as_u64();
-        if issued.expect("index") >= index {
-            return;
-        }
-    }
 }
 
 fn prune(node: &TestNode, token: &str, body: &Value) -> common::Reply {
@@ -70,18 +60,13 @@ fn pruning_by_milestones_forgets_what_it_covers_and_keeps_the_ledger() {
         )
         .created_id();
     let receiver = format!("0x{}", "22".repeat(32));
-    let tx = genesis_split(2_000_000, &receiver);
-    let tx_id = hex0x(&tx.id().unwrap());
-    let payload = serde_json::to_value(ledger_codec::stardust::Payload::Transaction(tx)).unwrap();
-    let tx_block = node
-        .post_json(BLOCKS, &json!({"protocolVersion": 2, "payload": payload}))
-        .created_id();
-    issue_until(&node, 1);
+    let (tx_id, tx_block) = post_genesis_split(&node, 2_000_000, &receiver);
+    node.issue_until(1);
     let kept_output = format!("{tx_id}0000");
     node.get(&format!("/api/core/v2/outputs/{}", genesis_output_id()))
         .assert_json(200);
 
-    issue_until(&node, 60);
+    node.issue_until(60);
     let pruned = pruning_index(&node);
     // Keep 25 below 60, moved in steps of at least 6: somewhere in [29, 35].
     assert!((29..=35).contains(&pruned), "pruning index {pruned}");
@@ -175,7 +160,7 @@ fn the_prune_route_states_its_window_and_prunes_inside_it() {
     let mut args = FROZEN.to_vec();
     args.extend(["--pruning-target-size", "0"]);
     let node = TestNode::start_with(&args, &[]);
-    issue_until(&node, 30);
+    node.issue_until(30);
     let token = node.jwt();
 
     let unauthorized = node.post(
@@ -232,7 +217,7 @@ fn the_prune_route_states_its_window_and_prunes_inside_it() {
         .assert_json(200);
 
     // By depth: keep 20 below CMI 40 -> 20.
-    issue_until(&node, 40);
+    node.issue_until(40);
     let done = prune(&node, &token, &json!({"depth": 20})).assert_json(200);
     assert_eq!(done, json!({"index": 20}));
     assert_eq!(pruning_index(&node), 20);

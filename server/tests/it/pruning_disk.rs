@@ -12,7 +12,7 @@ use std::path::Path;
 
 use common::TestNode;
 use serde_json::{json, Value};
-use v2_support::{genesis_split, hex0x, tagged_data, BLOCKS};
+use v2_support::{post_genesis_split, tagged_data, BLOCKS};
 
 const INFO: &str = "/api/core/v2/info";
 const MILESTONE: &str = "/api/core/v2/control/milestone";
@@ -111,12 +111,7 @@ fn flow(
 /// transaction id and the block id.
 fn transfer(node: &TestNode) -> (String, String, String) {
     let receiver = format!("0x{}", "22".repeat(32));
-    let tx = genesis_split(2_000_000, &receiver);
-    let tx_id = hex0x(&tx.id().unwrap());
-    let payload = serde_json::to_value(ledger_codec::stardust::Payload::Transaction(tx)).unwrap();
-    let block = node
-        .post_json(BLOCKS, &json!({"protocolVersion": 2, "payload": payload}))
-        .created_id();
+    let (tx_id, block) = post_genesis_split(node, 2_000_000, &receiver);
     (format!("{tx_id}0000"), tx_id, block)
 }
 

@@ -12,21 +12,11 @@ use std::path::Path;
 
 use common::{run_cli, TestNode};
 use serde_json::{json, Value};
-use v2_support::{genesis_split, hex0x, BLOCKS};
+use v2_support::post_genesis_split;
 
 const CREATE: &str = "/api/core/v2/control/snapshots/create";
 /// The coordinator issues milestones only when the test asks.
 const FROZEN: &[&str] = &["--no-p2p", "--coordinator-interval", "0"];
-
-fn issue_until(node: &TestNode, index: u64) {
-    let token = node.jwt();
-    loop {
-        let issued = node.issue_milestone_with(&token)["index"].as_u64();
-        if issued.expect("index") >= index {
-            return;
-        }
-    }
-}
 
 fn create(node: &TestNode, path: &str, body: &Value) -> common::Reply {
     let auth = format!("Bearer {}", node.jwt());
@@ -57,12 +47,8 @@ fn a_snapshot_on_request_states_its_window_and_hashes_as_the_node_started_from_i
     let node = TestNode::start_with(FROZEN, &[]);
     // A value transaction in milestone 1, so the ledger is more than the genesis.
     let receiver = format!("0x{}", "33".repeat(32));
-    let tx = genesis_split(5_000_000, &receiver);
-    let tx_id = hex0x(&tx.id().unwrap());
-    let payload = serde_json::to_value(ledger_codec::stardust::Payload::Transaction(tx)).unwrap();
-    node.post_json(BLOCKS, &json!({"protocolVersion": 2, "payload": payload}))
-        .created_id();
-    issue_until(&node, 25);
+    let (tx_id, _) = post_genesis_split(&node, 5_000_000, &receiver);
+    node.issue_until(25);
 
     // CMI 25: the window is empty; the message names both ends.
     let msg = create(&node, CREATE, &json!({"index": 5})).assert_error(400);
@@ -82,7 +68,7 @@ fn a_snapshot_on_request_states_its_window_and_hashes_as_the_node_started_from_i
     )
     .assert_error(403);
 
-    issue_until(&node, 60);
+    node.issue_until(60);
     // CMI 60: [30, 40]. Each neighbour of an end is refused on its own side only.
     let msg = create(&node, CREATE, &json!({"index": 29})).assert_error(400);
     assert!(msg.contains("too old") && msg.contains("[30, 40]"), "{msg}");
@@ -148,7 +134,7 @@ fn a_kill_while_writing_leaves_no_file_under_the_final_name() {
         FROZEN,
         &[("LEDGER_NODE_CRASH_AT", "snapshot-outputs-written@1")],
     );
-    issue_until(&node, 55);
+    node.issue_until(55);
     let auth = format!("Bearer {}", node.jwt());
     // The process dies in the middle of the file: no answer.
     let reply = node.try_post(
@@ -230,7 +216,7 @@ fn while_a_snapshot_is_written_prune_and_snapshot_requests_get_503() {
         FROZEN,
         &[("LEDGER_NODE_PAUSE_AT", "snapshot-outputs-written:2000")],
     );
-    issue_until(&node, 55);
+    node.issue_until(55);
     let writer = create_in_background(&node, 35);
     wait_for_pause(&node, 1);
     let busy = "node is already creating a snapshot or pruning is running";
@@ -256,7 +242,7 @@ fn a_shutdown_does_not_wait_for_a_snapshot_and_leaves_no_file() {
         FROZEN,
         &[("LEDGER_NODE_PAUSE_AT", "snapshot-outputs-written:12000")],
     );
-    issue_until(&node, 55);
+    node.issue_until(55);
     let late = create_in_background(&node, 35);
     wait_for_pause(&node, 1);
     let stopping = std::time::Instant::now();

@@ -6,6 +6,7 @@ use std::{
 };
 
 use ledger_codec::{stardust::Block, stardust::ProtocolParameters, Codec};
+use ledger_test_support::process::Run;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ledger-node");
@@ -31,13 +32,6 @@ fn hex_field(e: &Value, field: &str) -> Vec<u8> {
     hex::decode(s.trim_start_matches("0x")).unwrap_or_else(|err| panic!("{}: {err}", name(e)))
 }
 
-/// Output of one tool run.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn tool(args: &[&str], stdin: &[u8]) -> Run {
     let mut child = Command::new(BIN)
         .arg("tools")
@@ -55,11 +49,7 @@ fn tool(args: &[&str], stdin: &[u8]) -> Run {
     });
     let out = child.wait_with_output().expect("wait");
     writer.join().expect("writer");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    out.into()
 }
 
 fn ok(what: &str, r: &Run) {
@@ -67,9 +57,7 @@ fn ok(what: &str, r: &Run) {
 }
 
 fn json_out(what: &str, r: &Run) -> Value {
-    ok(what, r);
-    serde_json::from_str(&r.stdout)
-        .unwrap_or_else(|e| panic!("{what}: stdout not JSON ({e}): {}", r.stdout))
+    r.json(what)
 }
 
 fn rejected(what: &str, r: &Run) {

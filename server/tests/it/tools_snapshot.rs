@@ -3,6 +3,7 @@
 
 use std::{fs, path::PathBuf, process::Command};
 
+use ledger_test_support::process::Run;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ledger-node");
@@ -13,23 +14,13 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn tool(args: &[&str]) -> Run {
-    let out = Command::new(BIN)
+    Command::new(BIN)
         .arg("tools")
         .args(args)
         .output()
-        .expect("run ledger-node");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .expect("run ledger-node")
+        .into()
 }
 
 fn path(p: &std::path::Path) -> &str {
@@ -37,9 +28,7 @@ fn path(p: &std::path::Path) -> &str {
 }
 
 fn json_ok(what: &str, r: &Run) -> Value {
-    assert_eq!(r.code, Some(0), "{what}: stderr {}", r.stderr);
-    serde_json::from_str(&r.stdout)
-        .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {}", r.stdout))
+    r.json(what)
 }
 
 fn refused(what: &str, r: &Run, code: i32, needle: &str) {

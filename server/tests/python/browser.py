@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 import websocket  # websocket-client
 
+from conftest import wait_for
+
 # Bounds only stop a hang on a loaded 2-core machine; they assert no speed.
 LAUNCH_TIMEOUT_S = 60
 CALL_TIMEOUT_S = 60
@@ -172,25 +174,11 @@ class Browser:
 
     def wait_for(self, what: str, expression: str, timeout: float = 60) -> Any:
         """Polls `expression` until it is truthy; returns its value."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            last = self.evaluate(expression)
-            if last:
-                return last
-            time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {what} (last value {last!r})")
+        return wait_for(what, lambda: self.evaluate(expression), timeout)
 
     def wait_until(self, what: str, check: Callable[[], Any], timeout: float = 60) -> Any:
         """Polls a Python `check` (which may evaluate in the page) until it is truthy."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            last = check()
-            if last:
-                return last
-            time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {what} (last value {last!r})")
+        return wait_for(what, check, timeout)
 
     # --- page actions ------------------------------------------------------------------------
 

@@ -71,6 +71,11 @@ pub struct Pruned {
     pub index: u32,
 }
 
+/// A control request's body that does not parse: 400 in Hornet's words.
+fn invalid_request(e: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(format!("invalid request, error: {e}"))
+}
+
 /// `POST /api/core/v2/control/database/prune` (protected): 200 with `{"index"}`; 400 for a
 /// malformed body or a target outside the window (the message states `[min, max]`); 503
 /// while another prune runs.
@@ -78,15 +83,13 @@ pub async fn prune(
     State(state): State<AppState>,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
-    let req: PruneRequest = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("invalid request, error: {e}")))?;
+    let req: PruneRequest = serde_json::from_slice(&body).map_err(invalid_request)?;
     let target = match (req.index, req.depth, req.target_database_size) {
         (Some(i), None, None) => PruneTarget::Index(i),
         (None, Some(d), None) => PruneTarget::Depth(d),
-        (None, None, Some(size)) => PruneTarget::Size(
-            PruneTarget::parse_size(&size)
-                .map_err(|e| ApiError::bad_request(format!("invalid request, error: {e}")))?,
-        ),
+        (None, None, Some(size)) => {
+            PruneTarget::Size(PruneTarget::parse_size(&size).map_err(invalid_request)?)
+        }
         _ => {
             return Err(ApiError::bad_request(
                 "either index, depth or size has to be specified (exactly one)",
@@ -132,8 +135,7 @@ pub async fn create_snapshot(
     State(state): State<AppState>,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
-    let req: SnapshotRequest = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("invalid request, error: {e}")))?;
+    let req: SnapshotRequest = serde_json::from_slice(&body).map_err(invalid_request)?;
     let index = req
         .index
         .ok_or_else(|| ApiError::bad_request("index needs to be specified"))?;

@@ -1,6 +1,6 @@
 //! The decoder over arbitrary and generated packets; the encoder's PUBLISH read back.
 
-#![allow(
+#![expect(
     clippy::big_endian_bytes,
     reason = "MQTT integers are big-endian (§1.5.2)"
 )]
@@ -9,36 +9,8 @@ use ledger_events::{
     fuzzing::fuzz_mqtt_stream,
     packet::{decode, fixed_header, publish_qos0, Packet, PacketError},
 };
+use ledger_test_support::mqtt::{packet as with_header, subscribe};
 use proptest::prelude::*;
-
-/// A SUBSCRIBE packet's bytes for `filters` (QoS 0–2).
-fn subscribe(packet_id: u16, filters: &[(Vec<u8>, u8)]) -> Vec<u8> {
-    let mut body = packet_id.to_be_bytes().to_vec();
-    for (f, q) in filters {
-        body.extend_from_slice(&(f.len() as u16).to_be_bytes());
-        body.extend_from_slice(f);
-        body.push(*q);
-    }
-    with_header(0x82, &body)
-}
-
-fn with_header(first: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![first];
-    let mut len = body.len();
-    loop {
-        let mut b = (len % 128) as u8;
-        len /= 128;
-        if len > 0 {
-            b |= 0x80;
-        }
-        out.push(b);
-        if len == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(body);
-    out
-}
 
 proptest! {
     #[test]

@@ -295,6 +295,16 @@ impl TestNode {
         reply.json()
     }
 
+    /// Issues milestones (with one token) until one with index `index` or above is issued.
+    pub fn issue_until(&self, index: u64) {
+        let token = self.jwt();
+        while self.issue_milestone_with(&token)["index"]
+            .as_u64()
+            .expect("index")
+            < index
+        {}
+    }
+
     /// The node's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

@@ -12,7 +12,6 @@ pub mod raw;
 
 use std::{
     fs,
-    net::TcpListener,
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
@@ -94,13 +93,7 @@ pub fn coordinator_public_key(seed: [u8; 32]) -> String {
     )
 }
 
-/// A loopback TCP port that was free a moment ago.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind 127.0.0.1:0")
-        .port()
-}
+pub use ledger_test_support::process::free_port;
 
 /// Polls `f` every [`POLL`] until it gives `Ok`, for at most `bound`; panics with `what` and
 /// the last `Err` otherwise.

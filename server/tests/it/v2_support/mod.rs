@@ -85,6 +85,19 @@ pub fn genesis_split(amount: u64, receiver: &str) -> Transaction<'static> {
     )
 }
 
+/// Posts (as JSON) a block with [`genesis_split`]`(amount, receiver)` to `node` and
+/// returns the transaction id and the block id (0x hex), asserting 201.
+pub fn post_genesis_split(
+    node: &crate::common::TestNode,
+    amount: u64,
+    receiver: &str,
+) -> (String, String) {
+    let tx = genesis_split(amount, receiver);
+    let tx_id = hex0x(&tx.id().expect("transaction id"));
+    let block = json!({"protocolVersion": 2, "payload": Payload::Transaction(tx)});
+    (tx_id, node.post_json(BLOCKS, &block).created_id())
+}
+
 /// A transaction spending output `input` (transaction id, index), which is `spent` and owned
 /// by the dev genesis key, into `outputs` (amounts must add up), signed with that key.
 pub fn dev_key_spend(
