@@ -5,8 +5,8 @@ Reads cargo's JSON messages on stdin and prints one tab-separated line per execu
 `node <TAB> <package dir> <TAB> <path>` for the ledger-node binary that the black-box tests and
 the official client start, `suite <TAB> …` for the server's black-box suite (server/tests/it,
 the longest test binary, run beside the others), and `test <TAB> …` for every other test
-binary (unit tests, integration tests, benchmarks in test mode), in cargo's order. Exits 1 when
-the node binary or the suite is missing.
+binary (unit tests, integration tests, benchmarks in test mode), in cargo's order. Exits 1
+when the build failed (quietly: cargo has said why) or the node binary or the suite is missing.
 """
 
 import json
@@ -18,6 +18,8 @@ def main() -> int:
     node, suite, tests = None, None, []
     for line in sys.stdin:
         message = json.loads(line)
+        if message.get("reason") == "build-finished" and not message.get("success"):
+            return 1  # cargo has printed why
         if message.get("reason") != "compiler-artifact" or not message.get("executable"):
             continue
         target, exe = message["target"], message["executable"]
