@@ -356,21 +356,34 @@ impl State {
             .map_err(|e| self.error(format!("milestone {index}: {e}")))
     }
 
+    /// Replaces the unspent treasury `from` by `to`; the diff at `index` that does it (`doing`
+    /// names how) is refused when the unspent treasury is not `from`.
+    fn move_treasury(
+        &mut self,
+        from: Treasury,
+        to: Treasury,
+        index: u32,
+        doing: &str,
+    ) -> Result<(), SnapshotError> {
+        if from != self.treasury {
+            return Err(self.error(format!(
+                "milestone diff {index}: {doing} treasury 0x{} ({}), but the unspent treasury \
+                 is 0x{} ({})",
+                hex::encode(from.milestone_id),
+                from.amount,
+                hex::encode(self.treasury.milestone_id),
+                self.treasury.amount
+            )));
+        }
+        self.treasury = to;
+        Ok(())
+    }
+
     /// Applies a diff at ledger index + 1: created outputs added, consumed ones removed, the
     /// receipt's treasury output replacing the one it spent.
     fn apply(&mut self, diff: &MilestoneDiff, index: u32) -> Result<(), SnapshotError> {
         if let (Some(spent), Some(new)) = (diff.treasury_input, self.new_treasury(diff, index)?) {
-            if spent != self.treasury {
-                return Err(self.error(format!(
-                    "milestone diff {index}: its receipt spends treasury 0x{} ({}), but the \
-                     unspent treasury is 0x{} ({})",
-                    hex::encode(spent.milestone_id),
-                    spent.amount,
-                    hex::encode(self.treasury.milestone_id),
-                    self.treasury.amount
-                )));
-            }
-            self.treasury = new;
+            self.move_treasury(spent, new, index, "its receipt spends")?;
         }
         for output in &diff.created {
             self.add(output.clone(), index, "created")?;
@@ -386,17 +399,7 @@ impl State {
     /// spent treasury restored.
     fn roll_back(&mut self, diff: &MilestoneDiff, index: u32) -> Result<(), SnapshotError> {
         if let (Some(spent), Some(new)) = (diff.treasury_input, self.new_treasury(diff, index)?) {
-            if new != self.treasury {
-                return Err(self.error(format!(
-                    "milestone diff {index}: rolling back its receipt expects treasury 0x{} \
-                     ({}), but the unspent treasury is 0x{} ({})",
-                    hex::encode(new.milestone_id),
-                    new.amount,
-                    hex::encode(self.treasury.milestone_id),
-                    self.treasury.amount
-                )));
-            }
-            self.treasury = spent;
+            self.move_treasury(new, spent, index, "rolling back its receipt expects")?;
         }
         for spent in &diff.consumed {
             self.add(spent.output.clone(), index, "consumed")?;
