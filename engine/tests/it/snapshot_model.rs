@@ -424,3 +424,38 @@ proptest! {
         }
     }
 }
+
+/// A receipt moves the unspent treasury: loading refuses a file whose treasury is not the one
+/// the receipt spends (applying a delta's diff) or creates (rolling a full file's diff back to
+/// its target), and names both.
+#[test]
+fn a_receipt_over_another_treasury_is_refused_both_ways() {
+    let receipt = Step {
+        spend: Vec::new(),
+        split: 1,
+        migrate: Some(5_000),
+        announce: false,
+    };
+    let mut h = build(10, &[1_000_000], &[receipt.clone(), receipt]);
+    // The full files below carry the treasury of index 11 or 12 under another milestone id
+    // (the same amount: the supply still adds up).
+    h.states[1].treasury.milestone_id = [0xab; 32];
+    h.states[2].treasury.milestone_id = [0xab; 32];
+    for ((target, ledger, delta_target), doing) in [
+        ((11, 11, 12), "its receipt spends"),
+        ((11, 12, 11), "rolling back its receipt expects"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write_files(&h, dir.path(), (11, target, ledger, delta_target), &[]);
+        let delta = dir.path().join("delta.bin");
+        let delta = (delta_target > target).then_some(delta.as_path());
+        let err = load(&dir.path().join("full.bin"), delta, None)
+            .expect_err("a treasury the receipt does not move")
+            .to_string();
+        assert!(
+            err.contains(doing) && err.contains("but the unspent treasury is"),
+            "{err}"
+        );
+        assert!(err.contains(&format!("0x{}", "ab".repeat(32))), "{err}");
+    }
+}
