@@ -3,7 +3,9 @@
 //! against them (one copy each, so two crates' tests cannot drift apart).
 //!
 //! Besides paths, JSON and bytes it holds the test keys ([`keys`]: the dev genesis key from
-//! the public test mnemonic), built on the codec's signing key.
+//! the public test mnemonic), built on the codec's signing key; the MQTT packets a test client
+//! sends ([`mqtt`], written apart from the node's broker); and runs of the workspace's
+//! binaries ([`process`]).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs, unreachable_pub)]
