@@ -7,6 +7,9 @@ the official client start, `suite <TAB> …` for the server's black-box suite (s
 the longest test binary, run beside the others), and `test <TAB> …` for every other test
 binary (unit tests, integration tests, benchmarks in test mode), in cargo's order. Exits 1
 when the build failed (quietly: cargo has said why) or the node binary or the suite is missing.
+
+(cargo-nextest runs test binaries side by side too, but a clean CI machine would first compile
+it from crates.io, several minutes on two cores: more than running them side by side saves.)
 """
 
 import json
