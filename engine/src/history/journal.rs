@@ -765,7 +765,7 @@ fn start_point(
 ) -> Result<(EntryOffsets, Option<(u32, u64)>), HistoryError> {
     let last = index.last()?;
     match stored_start(file, path, &index, (first_index, last), (heads_upto, upto)) {
-        Ok(Some((bias, stored, skip))) => {
+        Ok(Some(StoredStart { bias, stored, skip })) => {
             if last > Some(stored) {
                 index.truncate_after(stored)?;
             }
@@ -784,16 +784,25 @@ fn start_point(
     Ok((EntryOffsets::new(index, 0, first_index), None))
 }
 
-/// The bias, S, and K with its position (see [`start_point`]); `None` when the index (whose
-/// last row is `last`) holds no usable row.
-#[allow(clippy::type_complexity)]
+/// Where the milestone index lets an open start (see [`start_point`]).
+struct StoredStart {
+    /// What the rows' offsets exceed the entries' positions by.
+    bias: u64,
+    /// S: the last milestone whose row is kept.
+    stored: u32,
+    /// K and the position of its entry, when the open skips to it.
+    skip: Option<(u32, u64)>,
+}
+
+/// Where the index lets an open start; `None` when the index (whose last row is `last`) holds
+/// no usable row.
 fn stored_start(
     file: &File,
     path: &Path,
     index: &MilestoneIndex,
     (first_index, last): (u32, Option<u32>),
     (heads_upto, upto): (u32, u32),
-) -> Result<Option<(u64, u32, Option<(u32, u64)>)>, HistoryError> {
+) -> Result<Option<StoredStart>, HistoryError> {
     let Some(last) = last else {
         return Ok(None);
     };
@@ -840,11 +849,11 @@ fn stored_start(
             )));
         }
     }
-    Ok(Some((
+    Ok(Some(StoredStart {
         bias,
         stored,
-        skip.map(|r| (r.index, r.offset - bias)),
-    )))
+        skip: skip.map(|r| (r.index, r.offset - bias)),
+    }))
 }
 
 /// Reads and checks the body of the entry of milestone `index` framed at offset `at` of
