@@ -1,5 +1,7 @@
 //! `ledger-node`: the node binary.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 /// mimalloc: per-thread free lists suit the many short-lived request allocations (measured in

@@ -8,6 +8,8 @@
 //! hyper's tokio timer, `TCP_NODELAY`, one task per connection, the multi-threaded runtime
 //! with a thread per core, and the node's allocator (mimalloc).
 
+#![forbid(unsafe_code)]
+
 use std::{net::SocketAddr, process::ExitCode};
 
 use axum::{
