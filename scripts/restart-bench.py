@@ -29,7 +29,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
 
 import nodeproc
 from nodeproc import free_port

@@ -192,8 +192,8 @@ impl SealedIndex {
             seg,
             offsets,
             (seal_offset, size),
-        )
-        .map_err(|e| e.at("write", &tmp))?;
+            ("write", &tmp),
+        )?;
         file.write_all_at(&layout::encode_header(&header), 0)
             .map_err(|e| LogError::io("write", &tmp, e))?;
         file.sync_all()
@@ -216,8 +216,13 @@ impl SealedIndex {
         size: u32,
     ) -> Result<Self, LogError> {
         let mut bytes = Vec::new();
-        let header = write_index(&mut bytes, seg, offsets, (seal_offset, size))
-            .map_err(|e| e.at("build index of", &seg.path))?;
+        let header = write_index(
+            &mut bytes,
+            seg,
+            offsets,
+            (seal_offset, size),
+            ("build index of", &seg.path),
+        )?;
         if let Some(slot) = bytes.get_mut(..HEADER_LEN) {
             slot.copy_from_slice(&layout::encode_header(&header));
         }
@@ -290,37 +295,20 @@ impl SealedIndex {
     }
 }
 
-/// The section B entries of the records of `seg` at `offsets`: (key, ordinal), sorted.
-/// Why [`write_index`] failed: the log's own error, or a write to the index's destination
-/// (named by the caller).
-enum IndexWriteError {
-    Log(LogError),
-    Write(std::io::Error),
-}
-
-impl IndexWriteError {
-    fn at(self, verb: &'static str, path: &Path) -> LogError {
-        match self {
-            Self::Log(e) => e,
-            Self::Write(e) => LogError::io(verb, path, e),
-        }
-    }
-}
-
 /// Writes the index sections of `seg`'s records at `offsets` to `out` (the header's place
 /// left for the caller) and returns the header that describes them; `seal` is the segment's
-/// seal offset and size.
+/// seal offset and size. A failed write is reported as `verb` on `path`.
 fn write_index(
     out: impl Write,
     seg: &Segment,
     offsets: &[u32],
     (seal_offset, segment_size): (u32, u32),
-) -> Result<Header, IndexWriteError> {
-    let count = u32::try_from(offsets.len())
-        .map_err(|_| IndexWriteError::Log(LogError::Full("records")))?;
-    let keys = sorted_keys(seg, offsets).map_err(IndexWriteError::Log)?;
+    (verb, path): (&'static str, &Path),
+) -> Result<Header, LogError> {
+    let count = u32::try_from(offsets.len()).map_err(|_| LogError::Full("records"))?;
+    let keys = sorted_keys(seg, offsets)?;
     let (offsets_crc, keys_crc) =
-        write_sections(out, offsets, &keys).map_err(IndexWriteError::Write)?;
+        write_sections(out, offsets, &keys).map_err(|e| LogError::io(verb, path, e))?;
     Ok(Header {
         segment: seg.number,
         count,
@@ -331,6 +319,7 @@ fn write_index(
     })
 }
 
+/// The section B entries of the records of `seg` at `offsets`: (key, ordinal), sorted.
 fn sorted_keys(seg: &Segment, offsets: &[u32]) -> Result<Vec<(u64, u32)>, LogError> {
     let mut keys = Vec::with_capacity(offsets.len());
     for (ordinal, &offset) in (0u32..).zip(offsets) {

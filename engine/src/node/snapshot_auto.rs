@@ -9,8 +9,8 @@ use std::sync::atomic::AtomicU32;
 use crate::snapshot::{DeltaHeader, DeltaReader, DeltaWriter, FullReader, SnapshotError};
 
 use super::snapshot::{
-    failed, SnapshotConfig, SnapshotCreateError, SnapshotWritten, DELTA_SNAPSHOT_FILE,
-    FULL_SNAPSHOT_FILE, SEP_THRESHOLD,
+    check_target, failed, SnapshotConfig, SnapshotCreateError, SnapshotWritten,
+    DELTA_SNAPSHOT_FILE, FULL_SNAPSHOT_FILE, SEP_THRESHOLD,
 };
 use super::*;
 
@@ -177,7 +177,7 @@ impl Engine {
         })?;
         let (min, max) = self.snapshot_window();
         let min = min.max(full.target_milestone_index.saturating_add(1));
-        super::snapshot::check_target(target, min, max)?;
+        check_target(target, min, max)?;
         let path = self.snapshots.delta_path();
         self.write_delta(&full, &path, target)?;
         Ok(SnapshotWritten {
