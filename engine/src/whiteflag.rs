@@ -200,13 +200,31 @@ pub struct Store<'a> {
     pub genesis_blob: &'a [u8],
 }
 
+impl Confirmation {
+    /// Computes the two Merkle roots from the referenced blocks (in white-flag order) and
+    /// the applied ones. Needs nothing but the confirmation: callers holding the node's
+    /// state lock for [`walk`] compute them after letting it go.
+    pub fn set_roots(&mut self) {
+        let ids: Vec<BlockId> = self.referenced.iter().map(|(id, _)| *id).collect();
+        let applied: Vec<BlockId> = self
+            .referenced
+            .iter()
+            .filter(|(_, inclusion)| *inclusion == Inclusion::Included)
+            .map(|(id, _)| *id)
+            .collect();
+        (self.inclusion_root, self.applied_root) =
+            rayon::join(|| merkle_root(&ids), || merkle_root(&applied));
+    }
+}
+
 /// Runs white-flag over the unreferenced past cone of `parents`; `index_outputs` also reads
-/// the indexer entries of the created outputs.
+/// the indexer entries of the created outputs. The Merkle roots are zero until
+/// [`Confirmation::set_roots`].
 ///
 /// # Errors
 /// [`EngineError::Inconsistent`] when a block of the cone is missing from
 /// the tangle or the log, or a stored block does not decode.
-pub fn compute(
+pub fn walk(
     store: Store<'_>,
     parents: &[BlockId],
     timestamp: u32,
@@ -300,7 +318,6 @@ pub fn compute(
     // Outputs created earlier in this milestone, borrowed from their blocks.
     let mut created: FastMap<OutputId, &Output<'_>> = FastMap::new();
     let mut consumed_here: FastSet<OutputId> = FastSet::new();
-    let mut applied_ids = Vec::new();
     let ctx = semantic::Context {
         milestone_timestamp: timestamp,
         params,
@@ -424,11 +441,8 @@ pub fn compute(
             });
             created.insert(key, o);
         }
-        applied_ids.push(b.block_id);
         out.referenced.push((b.block_id, Inclusion::Included));
     }
-    (out.inclusion_root, out.applied_root) =
-        rayon::join(|| merkle_root(&cone), || merkle_root(&applied_ids));
     Ok(out)
 }
 

@@ -67,6 +67,11 @@ impl Log {
         self.find(id).map(|e| Durable(self.record_end(e)))
     }
 
+    /// The durability position of everything appended so far.
+    pub fn written_mark(&self) -> Durable {
+        Durable(lock(&self.inner.sync).written)
+    }
+
     /// Blocks until `mark` is durable under the configured [`Durability`] (immediately for
     /// `EveryAppend` and `Deferred`).
     ///

@@ -4,14 +4,24 @@ use super::*;
 
 impl Engine {
     /// White flag over the unreferenced cone of `parents` for a milestone at `timestamp`, on
-    /// the current state (read lock).
+    /// the current state (read lock; the Merkle roots after it, since submits wait for it).
     pub(super) fn white_flag(
         &self,
         parents: &[BlockId],
         timestamp: u32,
     ) -> Result<Confirmation, EngineError> {
+        let mut conf = self.white_flag_walk(parents, timestamp)?;
+        conf.set_roots();
+        Ok(conf)
+    }
+
+    fn white_flag_walk(
+        &self,
+        parents: &[BlockId],
+        timestamp: u32,
+    ) -> Result<Confirmation, EngineError> {
         let st = self.read();
-        whiteflag::compute(
+        whiteflag::walk(
             whiteflag::Store {
                 tangle: &st.tangle,
                 ledger: &st.ledger,
@@ -26,12 +36,52 @@ impl Engine {
         )
     }
 
-    /// Confirms pending milestones in index order while the next one is known.
+    /// Confirms pending milestones in index order while the next one is known, waiting for
+    /// a confirmation under way first.
     pub(super) fn confirm_pending(&self, replay: Replay) -> Result<(), EngineError> {
-        let _guard = self
+        let guard = self
             .confirming
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.confirm_wanted.store(false, Ordering::SeqCst);
+        self.confirm_pending_locked(replay)?;
+        drop(guard);
+        self.confirm_if_wanted()
+    }
+
+    /// Confirms pending milestones as [`Engine::confirm_pending`] unless another thread is
+    /// confirming one (the coordinator, or gossip's milestone): that thread then looks again
+    /// before it returns. A submit that completes the next milestone's cone does not wait
+    /// for a confirmation it did not start.
+    pub(super) fn confirm_unless_busy(&self) -> Result<(), EngineError> {
+        self.confirm_wanted.store(true, Ordering::SeqCst);
+        loop {
+            let guard = match self.confirming.try_lock() {
+                Ok(guard) => guard,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
+            };
+            self.confirm_wanted.store(false, Ordering::SeqCst);
+            self.confirm_pending_locked(Replay::No)?;
+            drop(guard);
+            if !self.confirm_wanted.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Called by every holder of `confirming` after letting it go: confirms what a submit
+    /// asked for meanwhile ([`Engine::confirm_unless_busy`]).
+    pub(super) fn confirm_if_wanted(&self) -> Result<(), EngineError> {
+        if self.confirm_wanted.load(Ordering::SeqCst) {
+            self.confirm_unless_busy()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The loop of [`Engine::confirm_pending`]; the caller holds `confirming`.
+    fn confirm_pending_locked(&self, replay: Replay) -> Result<(), EngineError> {
         loop {
             let next = {
                 let st = self.read();
@@ -61,6 +111,11 @@ impl Engine {
                     tracing::debug!(block = %hex32(&block_id), "next milestone waits for its cone");
                 }
                 return Ok(());
+            }
+            // The cone's blocks may have come after the milestone (gossip): the log is
+            // made durable up to here first, so the ledger never runs ahead of the log.
+            if replay == Replay::No {
+                self.log.wait_durable_at(self.log.written_mark())?;
             }
             self.confirm_milestone_block(block_id, None, Instant::now(), replay)?;
         }
@@ -230,5 +285,67 @@ impl Engine {
             self.seal_segment_early();
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use ledger_test_support::blocks;
+
+    use crate::internals::log::BlockId as LogId;
+    use crate::{Engine, EngineConfig};
+
+    #[test]
+    fn a_block_completing_a_cone_during_a_confirmation_leaves_it_to_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Engine::open(EngineConfig::dev(dir.path().join("a"))).unwrap();
+        for tag in [b"x", b"y", b"z"] {
+            a.submit_v2(&blocks::tagged_block(a.select_parents(), tag))
+                .unwrap();
+        }
+        a.issue_milestone().unwrap();
+        let stored: Vec<Vec<u8>> = a
+            .internal_log()
+            .reader()
+            .iter()
+            .filter(|r| matches!(r.id(), LogId::V2(_)))
+            .map(|r| r.bytes().to_vec())
+            .collect();
+        let (milestone, cone) = stored.split_last().unwrap();
+        let mut config = EngineConfig::dev(dir.path().join("b"));
+        config.coordinator = false;
+        config.coordinator_public_keys = vec![a.coordinator_public_key().unwrap()];
+        let b = Engine::open(config).unwrap();
+        b.submit_gossip(milestone).unwrap();
+        assert_eq!(b.sync_state().confirmed, 0, "the cone is missing");
+
+        // Another confirmation is under way: the blocks completing the cone are stored
+        // without waiting for it.
+        let held = b.confirming.lock().unwrap();
+        let (done, finished) = mpsc::channel();
+        let feeder = {
+            let b = std::sync::Arc::clone(&b);
+            let cone = cone.to_vec();
+            std::thread::spawn(move || {
+                for bytes in cone.iter().rev() {
+                    b.submit_gossip(bytes).unwrap();
+                }
+                done.send(()).unwrap();
+            })
+        };
+        if finished.recv_timeout(Duration::from_secs(20)).is_err() {
+            drop(held);
+            panic!("a submit waited for the confirmation under way");
+        }
+        feeder.join().unwrap();
+        assert_eq!(b.sync_state().confirmed, 0);
+        // Its holder looks again before it returns.
+        drop(held);
+        b.confirm_if_wanted().unwrap();
+        assert_eq!(b.sync_state().confirmed, 1);
+        assert_eq!(b.milestone_by_index(1), a.milestone_by_index(1));
     }
 }

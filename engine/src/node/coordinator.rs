@@ -38,10 +38,20 @@ impl Engine {
         if self.shutting_down.load(Ordering::Relaxed) {
             return Err(EngineError::ShuttingDown);
         }
-        let _guard = self
+        let guard = self
             .confirming
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let issued = self.issue_milestone_locked(key);
+        drop(guard);
+        if let Err(e) = self.confirm_if_wanted() {
+            tracing::error!("confirming a pending milestone after issuing one: {e}");
+        }
+        issued
+    }
+
+    /// [`Engine::issue_milestone`] while holding `confirming`.
+    fn issue_milestone_locked(&self, key: &SigningKey) -> Result<MilestoneInfo, EngineError> {
         let started = Instant::now();
         let mut parents = self.read().tangle.tips();
         // Our own blocks, announced to peers once the milestone is durable.

@@ -321,6 +321,9 @@ pub struct Engine {
     state: RwLock<State>,
     // Serializes milestone issuance and confirmation.
     confirming: Mutex<()>,
+    // A submit found the next milestone confirmable while `confirming` was held: its holder
+    // looks again before it returns (see `Engine::confirm_unless_busy`).
+    confirm_wanted: AtomicBool,
     shutting_down: AtomicBool,
     // The last append failed for lack of space (logged once per change).
     storage_full: AtomicBool,

@@ -254,6 +254,7 @@ impl Engine {
                 due_from,
             ),
             confirming: Mutex::new(()),
+            confirm_wanted: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
             storage_full: AtomicBool::new(false),
             timings: OnceLock::new(),

@@ -149,15 +149,16 @@ impl Engine {
             });
         }
         // The next milestone is confirmed once its cone is complete; the cone's blocks may
-        // have come after it (gossip), so the log is made durable up to here first: the
-        // ledger never runs ahead of the log.
-        if milestone_index.is_some() || next_solid {
-            if next_solid {
-                self.log.wait_durable_at(durable).map_err(internal)?;
-            }
+        // have come after it (gossip). A milestone waits for its confirmation; a block that
+        // completed a cone leaves it to a confirmation under way, if there is one.
+        let confirmed = if milestone_index.is_some() {
             self.confirm_pending(Replay::No)
-                .map_err(|e| InternalError::Confirm(Box::new(e)))?;
-        }
+        } else if next_solid {
+            self.confirm_unless_busy()
+        } else {
+            Ok(())
+        };
+        confirmed.map_err(|e| InternalError::Confirm(Box::new(e)))?;
         Ok(Stored {
             submitted: Submitted {
                 block_id: id,

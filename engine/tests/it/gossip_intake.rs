@@ -156,6 +156,44 @@ fn a_follower_fed_blocks_backwards_confirms_every_milestone_with_the_same_ledger
 }
 
 #[test]
+fn a_follower_fed_from_several_threads_at_once_confirms_every_milestone() {
+    // Milestones on one thread, the other blocks backwards on three more: blocks that
+    // complete a cone while another thread confirms leave the confirmation to that thread,
+    // which must look again before it lets go. Nothing is fed after the threads end.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _, blocks) = history_and_follower(&dir.path().join("h"), 12);
+    let is_milestone = |bytes: &[u8]| {
+        ledger_codec::stardust::payload_kind(bytes) == Some(ledger_codec::stardust::Milestone::KIND)
+    };
+    let (milestones, others): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
+        blocks.iter().partition(|b| is_milestone(b));
+    for round in 0..4 {
+        let b = follower(
+            &dir.path().join(format!("f{round}")),
+            a.coordinator_public_key().unwrap(),
+        );
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for bytes in &milestones {
+                    b.submit_gossip(bytes).unwrap();
+                }
+            });
+            for lane in 0..3 {
+                let b = &b;
+                let others = &others;
+                s.spawn(move || {
+                    for bytes in others.iter().rev().skip(lane).step_by(3) {
+                        b.submit_gossip(bytes).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(b.sync_state().confirmed, a.ledger_index(), "round {round}");
+        same_ledger(&a, &b);
+    }
+}
+
+#[test]
 fn gossip_takes_blocks_the_api_refuses_for_missing_parents_but_not_invalid_ones() {
     let dir = tempfile::tempdir().unwrap();
     let (_a, b, blocks) = history_and_follower(dir.path(), 2);

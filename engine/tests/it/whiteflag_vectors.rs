@@ -80,7 +80,7 @@ fn confirm(blocks: &[(Id, Vec<Id>)], milestone_parents: &[Id]) -> Confirmation {
         let record = log.append_v2(&bytes).expect("append").location.to_u64();
         assert!(tangle.insert(*block_id, parents.clone(), None, None, record, None));
     }
-    whiteflag::compute(
+    let mut conf = whiteflag::walk(
         whiteflag::Store {
             spent: None,
             tangle: &tangle,
@@ -93,7 +93,9 @@ fn confirm(blocks: &[(Id, Vec<Id>)], milestone_parents: &[Id]) -> Confirmation {
         &genesis.params,
         true,
     )
-    .expect("white-flag")
+    .expect("white-flag");
+    conf.set_roots();
+    conf
 }
 
 #[test]
