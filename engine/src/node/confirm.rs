@@ -51,8 +51,8 @@ impl Engine {
 
     /// Confirms pending milestones as [`Engine::confirm_pending`] unless another thread is
     /// confirming one (the coordinator, or gossip's milestone): that thread then looks again
-    /// before it returns. A submit that completes the next milestone's cone does not wait
-    /// for a confirmation it did not start.
+    /// before it returns. A client's block that completes the next milestone's cone does not
+    /// wait for a confirmation it did not start.
     pub(super) fn confirm_unless_busy(&self) -> Result<(), EngineError> {
         self.confirm_wanted.store(true, Ordering::SeqCst);
         loop {
@@ -299,7 +299,7 @@ mod tests {
     use crate::{Engine, EngineConfig};
 
     #[test]
-    fn a_block_completing_a_cone_during_a_confirmation_leaves_it_to_the_holder() {
+    fn a_client_block_completing_a_cone_during_a_confirmation_leaves_it_to_the_holder() {
         let dir = tempfile::tempdir().unwrap();
         let a = Engine::open(EngineConfig::dev(dir.path().join("a"))).unwrap();
         for tag in [b"x", b"y", b"z"] {
@@ -322,16 +322,16 @@ mod tests {
         b.submit_gossip(milestone).unwrap();
         assert_eq!(b.sync_state().confirmed, 0, "the cone is missing");
 
-        // Another confirmation is under way: the blocks completing the cone are stored
-        // without waiting for it.
+        // Another confirmation is under way: a client's blocks completing the cone are
+        // stored without waiting for it.
         let held = b.confirming.lock().unwrap();
         let (done, finished) = mpsc::channel();
         let feeder = {
             let b = std::sync::Arc::clone(&b);
             let cone = cone.to_vec();
             std::thread::spawn(move || {
-                for bytes in cone.iter().rev() {
-                    b.submit_gossip(bytes).unwrap();
+                for bytes in &cone {
+                    b.submit_v2(bytes).unwrap();
                 }
                 done.send(()).unwrap();
             })

@@ -149,14 +149,14 @@ impl Engine {
             });
         }
         // The next milestone is confirmed once its cone is complete; the cone's blocks may
-        // have come after it (gossip). A milestone waits for its confirmation; a block that
-        // completed a cone leaves it to a confirmation under way, if there is one.
-        let confirmed = if milestone_index.is_some() {
-            self.confirm_pending(Replay::No)
-        } else if next_solid {
-            self.confirm_unless_busy()
-        } else {
-            Ok(())
+        // have come after it (gossip). A milestone, and a gossiped block that completed a
+        // cone, wait for the confirmation (gossip's back-pressure during a catch-up); a
+        // client's block leaves it to a confirmation under way, if there is one, so no HTTP
+        // worker waits for the coordinator.
+        let confirmed = match (milestone_index, next_solid, intake) {
+            (Some(_), _, _) | (None, true, Intake::Gossip) => self.confirm_pending(Replay::No),
+            (None, true, Intake::Api) => self.confirm_unless_busy(),
+            (None, false, _) => Ok(()),
         };
         confirmed.map_err(|e| InternalError::Confirm(Box::new(e)))?;
         Ok(Stored {

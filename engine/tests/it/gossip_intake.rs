@@ -157,9 +157,9 @@ fn a_follower_fed_blocks_backwards_confirms_every_milestone_with_the_same_ledger
 
 #[test]
 fn a_follower_fed_from_several_threads_at_once_confirms_every_milestone() {
-    // Milestones on one thread, the other blocks backwards on three more: blocks that
-    // complete a cone while another thread confirms leave the confirmation to that thread,
-    // which must look again before it lets go. Nothing is fed after the threads end.
+    // Milestones on one thread, the other blocks backwards on three more, as the peering
+    // service's validation workers feed it: every milestone is confirmed once its cone is
+    // complete, whichever thread completes it. Nothing is fed after the threads end.
     let dir = tempfile::tempdir().unwrap();
     let (a, _, blocks) = history_and_follower(&dir.path().join("h"), 12);
     let is_milestone = |bytes: &[u8]| {
