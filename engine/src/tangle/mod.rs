@@ -659,8 +659,10 @@ impl Tangle {
     /// # Errors
     /// The id of a block of the cone that is not in the tangle.
     pub fn unreferenced_cone(&self, parents: &[BlockId]) -> Result<Vec<BlockId>, BlockId> {
-        let mut order = Vec::new();
-        let mut seen: HashSet<BlockId> = HashSet::new();
+        // Sized for every unreferenced block: the set never grows (and rehashes) on the way.
+        let unreferenced = self.len().saturating_sub(self.window_len());
+        let mut order = Vec::with_capacity(unreferenced);
+        let mut seen: HashSet<BlockId> = HashSet::with_capacity(unreferenced);
         // (block, its parents, next parent position to visit): the parents are borrowed
         // once, so each step looks up only the parent it visits.
         let mut stack: Vec<(BlockId, &[BlockId], usize)> = Vec::new();
