@@ -43,10 +43,11 @@ impl Engine {
             .confirming
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.confirm_wanted.store(false, Ordering::SeqCst);
-        self.confirm_pending_locked(replay)?;
-        drop(guard);
-        self.confirm_if_wanted()
+        if self.confirm_holding(guard, replay)? {
+            self.confirm_unless_busy()
+        } else {
+            Ok(())
+        }
     }
 
     /// Confirms pending milestones as [`Engine::confirm_pending`] unless another thread is
@@ -61,23 +62,33 @@ impl Engine {
                 Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
                 Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
             };
-            self.confirm_wanted.store(false, Ordering::SeqCst);
-            self.confirm_pending_locked(Replay::No)?;
-            drop(guard);
-            if !self.confirm_wanted.load(Ordering::SeqCst) {
+            if !self.confirm_holding(guard, Replay::No)? {
                 return Ok(());
             }
         }
     }
 
-    /// Called by every holder of `confirming` after letting it go: confirms what a submit
-    /// asked for meanwhile ([`Engine::confirm_unless_busy`]).
+    /// Called by every other holder of `confirming` after letting it go: confirms what a
+    /// submit asked for meanwhile ([`Engine::confirm_unless_busy`]).
     pub(super) fn confirm_if_wanted(&self) -> Result<(), EngineError> {
         if self.confirm_wanted.load(Ordering::SeqCst) {
             self.confirm_unless_busy()
         } else {
             Ok(())
         }
+    }
+
+    /// Confirms what is pending while holding `guard` (of `confirming`), lets it go, and
+    /// tells whether a submit asked for a confirmation meanwhile (the caller looks again).
+    fn confirm_holding(
+        &self,
+        guard: std::sync::MutexGuard<'_, ()>,
+        replay: Replay,
+    ) -> Result<bool, EngineError> {
+        self.confirm_wanted.store(false, Ordering::SeqCst);
+        self.confirm_pending_locked(replay)?;
+        drop(guard);
+        Ok(self.confirm_wanted.load(Ordering::SeqCst))
     }
 
     /// The loop of [`Engine::confirm_pending`]; the caller holds `confirming`.
