@@ -245,11 +245,14 @@ fn the_heartbeat_carries_the_pruning_index_to_peers() {
     );
     a.wait_connected(&b.peer_id, true, Duration::from_secs(15));
     // A prunes once it is 27 milestones in; B hears of it by heartbeat, and keeps following.
+    // The index moves one milestone at a time (each step persisted), so a heartbeat sent
+    // during A's first prune may carry a step below 6: B is waited for until it has seen the
+    // whole first prune.
     let seen = wait_until(Duration::from_secs(60), "B sees A's pruning index", || {
         let ours = pruning_index(a.node());
         let entry = b.entry(&a.peer_id);
         let theirs = heartbeat(&entry, "prunedMilestoneIndex");
-        match ours > 0 && theirs > 0 {
+        match ours >= 6 && theirs >= 6 {
             true => Ok(theirs),
             false => Err(format!("A's pruning index {ours}, B's view {theirs}")),
         }
